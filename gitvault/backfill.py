@@ -1,0 +1,102 @@
+"""`gitvault backfill`: notes for history that has none. Batched, resumable, idempotent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitvault import git, notes
+from gitvault.resolve import Location
+from gitvault.store import Vault, Write
+
+BATCH = 2000
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+@dataclass
+class BackfillResult:
+    considered: int = 0
+    written: int = 0
+    already: int = 0
+
+
+def noted_shas(vault: Vault) -> set[str]:
+    """Every commit sha that has a note (one walk over the date folders)."""
+    out: set[str] = set()
+    for year, is_dir in vault.listdir(notes.NOTES_DIR):
+        if not is_dir:
+            continue
+        for month, _ in vault.listdir(f"{notes.NOTES_DIR}/{year}"):
+            for day, _ in vault.listdir(f"{notes.NOTES_DIR}/{year}/{month}"):
+                for name, _ in vault.listdir(f"{notes.NOTES_DIR}/{year}/{month}/{day}"):
+                    if name.endswith(".md"):
+                        out.add(name[:-3])
+    return out
+
+
+def rev_args(vault: Vault, *, branch: str | None, all_branches: bool, since: str | None) -> list[str]:
+    args: list[str] = []
+    if since:
+        args.append(f"--since={since}")
+    if all_branches:
+        args += [f"--exclude=refs/heads/{vault.branch}", "--branches"]
+    else:
+        args.append(f"refs/heads/{branch}" if branch else "HEAD")
+    return args
+
+
+def backfill(
+    loc: Location,
+    *,
+    branch: str | None = None,
+    all_branches: bool = False,
+    since: str | None = None,
+    progress: Progress | None = None,
+) -> BackfillResult:
+    vault = Vault(loc)
+    vault.check_format()
+    label = branch or (None if all_branches else _current_branch(loc))
+    have = noted_shas(vault)
+    args = rev_args(vault, branch=branch, all_branches=all_branches, since=since)
+    count = git.run_git(["rev-list", "--count", *args], loc.common_dir if branch or all_branches
+                        else (loc.workdir or loc.common_dir))
+    total = int(count.stdout.strip() or 0)
+    result = BackfillResult()
+    batch: list[Write] = []
+
+    def flush() -> None:
+        made = vault.commit_many(batch, skip_if=lambda head, w: all(vault.exists(p, head) for p in w.changes))
+        result.written += len(made)
+        result.already += len(batch) - len(made)
+        batch.clear()
+        if progress:
+            progress(result.considered, total)
+
+    cwd = loc.workdir or loc.common_dir
+    for info in notes.stream_commits(cwd, args):
+        result.considered += 1
+        if info.sha in have:
+            result.already += 1
+            continue
+        text = notes.render(info, notes.NoteContext(branch=label, source="backfill"))
+        batch.append(Write({notes.note_path(info): text.encode()},
+                           f"note {info.sha[:7]} {info.subject[:72]}"))
+        if len(batch) >= BATCH:
+            flush()
+    if batch:
+        flush()
+    elif progress:
+        progress(result.considered, total)
+    if result.written:
+        # Pack what was written so a big backfill leaves no pile of loose objects.
+        git.run_git(["repack", "-d", "-q"], loc.common_dir, check=False)
+    return result
+
+
+def _current_branch(loc: Location) -> str | None:
+    try:
+        head = (loc.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    prefix = "ref: refs/heads/"
+    return head[len(prefix) :] if head.startswith(prefix) else None

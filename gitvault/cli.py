@@ -1,0 +1,76 @@
+"""The command line: parse, dispatch, and map errors to exit codes at this one boundary."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import typer
+
+from gitvault import __version__, errors
+from gitvault.commands import common, core_cmds, history_cmds
+
+app = typer.Typer(
+    name="gitvault",
+    help="Git-native memory for coding agents: per-commit notes, saved sessions and a folded "
+    "digest on an orphan `vault` branch of this repository.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"gitvault {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    repo: str = typer.Option(
+        None, "--repo", "-C", envvar="GITVAULT_REPO", help="Repository to use (default: the one around the current directory)."
+    ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    ctx.obj = common.Ctx(repo=repo)
+
+
+core_cmds.register(app)
+history_cmds.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; every exception is turned into a message and a documented exit code."""
+    try:
+        # Standalone mode: typer reports usage errors itself (exit 2) and raises SystemExit.
+        app(args=argv, prog_name="gitvault", standalone_mode=True)
+        return errors.OK
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (errors.OK if code is None else errors.ERROR)
+    except errors.GitvaultError as exc:
+        common.print_error(exc.message, exc.hint)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("gitvault: interrupted", file=sys.stderr)
+        return errors.INTERRUPTED
+    except BrokenPipeError:
+        return errors.OK
+    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a message + log
+        path = common.log_internal_error(traceback.format_exc())
+        common.print_error(
+            f"internal error: {type(exc).__name__}: {exc}",
+            f"this is a bug; details in {path}" if path else "this is a bug",
+        )
+        return errors.INTERNAL
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

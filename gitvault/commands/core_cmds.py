@@ -1,0 +1,121 @@
+"""install, uninstall, status, backfill, demo."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from gitvault import backfill as backfill_mod
+from gitvault import install as install_mod
+from gitvault import status as status_mod
+from gitvault.commands.common import emit_json, err, location, out
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(install)
+    app.command()(uninstall)
+    app.command()(status)
+    app.command()(backfill)
+    app.command()(demo)
+
+
+def install(
+    ctx: typer.Context,
+    force: bool = typer.Option(False, "--force", help="Also write into a global/system core.hooksPath."),
+) -> None:
+    """Create the vault branch and install the git hook shims. Safe to run again."""
+    loc = location(ctx, drain_spool=False)
+    report = install_mod.install(loc, force=force)
+    for line in report.changes:
+        out.print(f"  {line}")
+    for line in report.notes:
+        out.print(f"  note: {line}")
+    if not report.changes:
+        out.print("gitvault is already installed; nothing changed.")
+    else:
+        out.print("gitvault installed: every commit in every worktree now gets a note.")
+
+
+def uninstall(
+    ctx: typer.Context,
+    purge: bool = typer.Option(False, "--purge", help="Also delete the vault branch and gitvault's state."),
+) -> None:
+    """Remove what install added; chained hooks are restored. The vault is kept unless --purge."""
+    loc = location(ctx, drain_spool=not purge)
+    report = install_mod.uninstall(loc, purge=purge)
+    for line in report.changes:
+        out.print(f"  {line}")
+    for line in report.notes:
+        out.print(f"  note: {line}")
+    if not report.changes:
+        out.print("nothing to remove.")
+
+
+def status(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """What is installed, the spool backlog, the last note, and warnings."""
+    loc = location(ctx)
+    st = status_mod.status(loc)
+    if json_out:
+        data = dict(st.__dict__)
+        data["installed"] = st.installed
+        emit_json("status", data)
+        return
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_row("repository", st.repository)
+    tip = st.vault_tip[:12] if st.vault_tip else "-"
+    table.add_row("vault", f"{st.vault_branch} @ {tip} (format {st.vault_format or '-'})")
+    hooks = ", ".join(f"{h['name']}{'' if h['installed'] else ' (missing)'}" for h in st.hooks)
+    table.add_row("hooks", f"{hooks}  [{st.hooks_scope}: {st.hooks_dir}]")
+    table.add_row("backlog", str(st.backlog))
+    if st.last_note:
+        table.add_row("last note", f"{st.last_note['time']}  {st.last_note['title']}")
+    if st.last_fold:
+        table.add_row("digest", f"folded {st.last_fold.get('folded_at')} by {st.last_fold.get('merger')}")
+    out.print(table)
+    for w in st.warnings:
+        err.print(f"warning: {w}")
+    for line in st.recent_failures:
+        err.print(f"logged: {line}")
+
+
+def backfill(
+    ctx: typer.Context,
+    since: str = typer.Option(None, "--since", help="Only commits after this date (git date syntax)."),
+    branch: str = typer.Option(None, "--branch", help="Backfill this branch instead of HEAD."),
+    all_branches: bool = typer.Option(False, "--all", help="Every local branch."),
+) -> None:
+    """Write notes for commits that have none. Resumable and idempotent."""
+    loc = location(ctx)
+    with Progress(
+        TextColumn("backfill"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=err, transient=True,
+    ) as bar:
+        task = bar.add_task("notes", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        result = backfill_mod.backfill(
+            loc, branch=branch, all_branches=all_branches, since=since, progress=progress
+        )
+    out.print(
+        f"backfill: {result.written} notes written, {result.already} already noted "
+        f"({result.considered} commits considered)"
+    )
+
+
+def demo(
+    keep: bool = typer.Option(False, "--keep", help="Keep the scratch repository."),
+) -> None:
+    """Run the whole loop on a scratch repository, offline, and print what happened."""
+    from gitvault import demo as demo_mod
+
+    started = datetime.now()
+    demo_mod.run(out.print, keep=keep)
+    out.print(f"demo finished in {(datetime.now() - started).total_seconds():.1f}s")

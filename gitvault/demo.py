@@ -1,0 +1,75 @@
+"""`gitvault demo`: the loop on a scratch repository, offline, narrated."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from gitvault import history, install
+from gitvault.resolve import resolve
+from gitvault.store import Vault
+
+Say = Callable[[str], None]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_AUTHOR_NAME="Demo Dev", GIT_AUTHOR_EMAIL="dev@example.com",
+        GIT_COMMITTER_NAME="Demo Dev", GIT_COMMITTER_EMAIL="dev@example.com",
+        GITVAULT_SYNC="1",  # notes land before `git commit` returns, so the demo can show them
+    )
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return proc.stdout.strip()
+
+
+def run(say: Say, *, keep: bool = False) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="gitvault-demo-"))
+    repo = root / "project"
+    repo.mkdir()
+    try:
+        say(f"1. a scratch repository at {repo}")
+        _git(repo, "init", "-q", "-b", "main")
+        (repo / "app.py").write_text("print('hello')\n")
+        _git(repo, "add", "app.py")
+        _git(repo, "commit", "-q", "-m", "Initial commit: hello app")
+
+        say("2. gitvault install: the orphan vault branch and the git hook shims")
+        report = install.install(resolve(repo))
+        for line in report.changes:
+            say(f"     {line}")
+
+        say("3. commits in the main worktree and in a second worktree")
+        (repo / "app.py").write_text("def greet(name):\n    return f'hello {name}'\n")
+        _git(repo, "commit", "-q", "-am", "Add greet()", "-m", "Greeting is now a function so tests can call it.")
+        _git(repo, "worktree", "add", "-q", "-b", "feature", str(root / "feature"))
+        feature = root / "feature"
+        (feature / "test_app.py").write_text("from app import greet\n\ndef test_greet():\n    assert greet('x') == 'hello x'\n")
+        _git(feature, "add", "test_app.py")
+        _git(feature, "commit", "-q", "-m", "Test greet() from the feature worktree")
+        (repo / "README.md").write_text("# demo\n")
+        _git(repo, "add", "README.md")
+        _git(repo, "commit", "-q", "-m", "Add a README")
+
+        vault = Vault(resolve(repo))
+        say("4. one note per commit, from both worktrees, on the vault branch:")
+        for entry in history.entries(vault, kind="note"):
+            say(f"     {entry.time}  {entry.title}  ->  {entry.paths[0]}")
+        latest = next(history.entries(vault, kind="note", limit=1))
+        say(f"5. the newest note ({latest.paths[0]}):")
+        for line in (vault.read_text(latest.paths[0]) or "").splitlines():
+            say(f"     | {line}")
+        say("6. your branches were not touched; audit the memory with plain git:")
+        say(f"     git -C {repo} log --oneline vault")
+        for line in _git(repo, "log", "--oneline", "vault").splitlines():
+            say(f"     {line}")
+        return root
+    finally:
+        if keep:
+            say(f"kept the scratch repository: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,288 @@
+"""Turn the spool the git hooks append to into note commits on the vault branch.
+
+The post-commit shim only appends a line to <common git dir>/gitvault/spool and makes sure a
+drainer runs; this module is that drainer. One runs at a time (flock on drain.lock); it claims
+the spool by renaming it, writes the notes, deletes the claimed file, and exits when the spool
+is empty. A claimed file left by a crash is picked up by the next drainer; writing is
+idempotent, so nothing is lost or doubled.
+
+Spool lines (tab-separated): kind, sha or old sha, [new sha,] branch, worktree, git dir.
+  commit  <sha>  <branch> <worktree> <git-dir>     post-commit
+  pending <sha>  <branch> <worktree> <git-dir>     post-commit while a rebase runs
+  merge   <sha>  <branch> <worktree> <git-dir>     post-merge
+  rewrite <old> <new> <branch> <worktree> <git-dir> post-rewrite (amend, rebase)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitvault import notes
+from gitvault.locking import atomic_write, file_lock, log_failure
+from gitvault.resolve import Location
+from gitvault.store import Vault, Write, state_dir
+
+SPOOL = "spool"
+WORK_DIR = "spool.work"
+PENDING = "pending"
+PID_FILE = "drain.pid"
+LOCK_FILE = "drain.lock"
+PENDING_GRACE_SECONDS = 30.0
+BATCH = 256
+
+
+@dataclass
+class Entry:
+    kind: str
+    sha: str
+    branch: str | None
+    worktree: str | None
+    git_dir: str | None
+    old: str | None = None
+    stamp: float = 0.0
+
+    def line(self) -> str:
+        fields = [self.kind]
+        if self.kind == "rewrite":
+            fields.append(self.old or "")
+        fields += [self.sha, self.branch or "", self.worktree or "", self.git_dir or ""]
+        if self.kind == "pending":
+            fields.append(f"{self.stamp:.0f}")
+        return "\t".join(fields)
+
+
+def parse_line(line: str) -> Entry | None:
+    parts = line.rstrip("\n").split("\t")
+    kind = parts[0]
+    if kind == "rewrite" and len(parts) >= 3:
+        old, rest = parts[1], parts[2:]
+    elif kind in ("commit", "pending", "merge") and len(parts) >= 2:
+        old, rest = None, parts[1:]
+    else:
+        return None
+    rest += [""] * (5 - len(rest))
+    sha = rest[0]
+    if len(sha) < 40 or any(c not in "0123456789abcdef" for c in sha.lower()):
+        return None
+    stamp = float(rest[4]) if kind == "pending" and rest[4].replace(".", "").isdigit() else 0.0
+    return Entry(kind, sha, _branch(rest[1]), rest[2] or None, rest[3] or None, old, stamp)
+
+
+def _branch(head: str) -> str | None:
+    head = head.strip()
+    if head.startswith("ref: "):
+        head = head[5:]
+    if head.startswith("refs/heads/"):
+        return head[len("refs/heads/") :]
+    return None if not head or len(head) == 40 else head  # a bare sha means detached HEAD
+
+
+def spool_backlog(loc: Location) -> int:
+    """Lines waiting in the spool (including claimed files of a drainer that died)."""
+    count = 0
+    files = [loc.state_dir / SPOOL]
+    work = loc.state_dir / WORK_DIR
+    if work.is_dir():
+        files += list(work.iterdir())
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                count += sum(1 for _ in fh)
+        except OSError:
+            pass
+    return count
+
+
+def _claim(state: Path) -> list[Path]:
+    work = state / WORK_DIR
+    work.mkdir(exist_ok=True)
+    spool = state / SPOOL
+    try:
+        if spool.stat().st_size > 0:
+            os.rename(spool, work / f"{time.time_ns()}-{os.getpid()}")
+    except FileNotFoundError:
+        pass
+    return sorted(work.iterdir())
+
+
+def _rebase_running(git_dir: str | None) -> bool:
+    if not git_dir:
+        return False
+    return any(os.path.isdir(os.path.join(git_dir, d)) for d in ("rebase-merge", "rebase-apply"))
+
+
+def _amended_from(git_dir: str | None, sha: str) -> str | None:
+    """The commit an amend replaced, read from this worktree's HEAD reflog."""
+    if not git_dir:
+        return None
+    try:
+        with open(os.path.join(git_dir, "logs", "HEAD"), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 65536))
+            tail = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(tail):
+        head, _, msg = line.partition("\t")
+        parts = head.split(" ")
+        if len(parts) >= 2 and parts[1] == sha:
+            return parts[0] if msg.startswith("commit (amend)") else None
+    return None
+
+
+class Drainer:
+    def __init__(self, loc: Location) -> None:
+        self.loc = loc
+        self.state = state_dir(loc)
+        self.vault = Vault(loc)
+        self.written = 0
+
+    def process(self, entries: list[Entry]) -> list[Entry]:
+        """Write notes for entries; return pending entries to keep for later."""
+        vault_branch = self.vault.branch
+        keep: list[Entry] = []
+        rewritten: dict[str, list[str]] = {}
+        ctx: dict[str, Entry] = {}
+        order: list[str] = []
+        now = time.time()
+        for e in entries:
+            if e.branch == vault_branch:
+                continue  # commits on the vault branch itself are never noted
+            if e.kind == "rewrite":
+                if e.old and e.old not in rewritten.setdefault(e.sha, []):
+                    rewritten[e.sha].append(e.old)
+                ctx[e.sha] = e
+            elif e.kind == "pending":
+                if _rebase_running(e.git_dir) or (
+                    e.stamp and now - e.stamp < PENDING_GRACE_SECONDS
+                ):
+                    if not e.stamp:
+                        e.stamp = now
+                    keep.append(e)
+                    continue
+                ctx.setdefault(e.sha, e)  # the rebase ended without a rewrite line for it
+            else:
+                ctx.setdefault(e.sha, e)
+            if e.sha not in order:
+                order.append(e.sha)
+        # A pending commit named by a rewrite line is handled by that line.
+        keep = [e for e in keep if e.sha not in rewritten]
+        present = [s for s in order if s in self.vault.repo]
+        for missing in set(order) - set(present):
+            log_failure(self.state, f"drain: commit {missing} no longer exists; not noted")
+        infos = notes.read_commits(self.loc.common_dir, present)
+        writes: list[Write] = []
+        for sha in present:
+            info = infos.get(sha)
+            e = ctx[sha]
+            if info is None:
+                continue
+            if e.kind == "merge" and len(info.parents) < 2:
+                continue  # a fast-forward brings commits noted where they were made
+            replaces = list(rewritten.get(sha, []))
+            if e.kind == "commit" and not replaces:
+                amended = _amended_from(e.git_dir, sha)
+                if amended:
+                    replaces.append(amended)
+            text = notes.render(
+                info, notes.NoteContext(e.branch, e.worktree, tuple(replaces))
+            )
+            _validate_note(text)
+            subject = info.subject[:72]
+            writes.append(
+                Write({notes.note_path(info): text.encode()}, f"note {sha[:7]} {subject}")
+            )
+        for start in range(0, len(writes), BATCH):
+            chunk = writes[start : start + BATCH]
+            made = self.vault.commit_many(chunk, skip_if=self._already_noted)
+            self.written += len(made)
+        return keep
+
+    def _already_noted(self, head: str, write: Write) -> bool:
+        return all(self.vault.exists(path, head) for path in write.changes)
+
+    def drain_once(self) -> bool:
+        """Process every claimed file. False when there was nothing to do."""
+        files = _claim(self.state)
+        pending_path = self.state / PENDING
+        if not files and not pending_path.exists():
+            return False
+        entries: list[Entry] = []
+        for path in [pending_path, *files]:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                continue
+            for line in text.splitlines():
+                entry = parse_line(line)
+                if entry is None:
+                    if line.strip():
+                        log_failure(self.state, f"drain: ignored malformed spool line {line[:80]!r}")
+                    continue
+                entries.append(entry)
+        keep = self.process(entries)
+        if keep:
+            atomic_write(pending_path, ("\n".join(e.line() for e in keep) + "\n").encode())
+        else:
+            pending_path.unlink(missing_ok=True)
+        for path in files:
+            path.unlink(missing_ok=True)
+        return bool(files)
+
+
+def _validate_note(text: str) -> None:
+    from gitvault import frontmatter, schemas
+
+    meta, _ = frontmatter.parse(text)
+    schemas.validate("note.schema.json", meta, "note front matter")
+
+
+def drain(loc: Location, *, block: bool = False, timeout: float = 60.0) -> int:
+    """Drain the spool now. Returns notes written; 0 if another drainer holds the lock
+    and block is False."""
+    state = state_dir(loc)
+    written = 0
+    while True:
+        with file_lock(state / LOCK_FILE, block=block, timeout=timeout) as got:
+            if not got:
+                return written
+            pid_path = state / PID_FILE
+            pid_path.write_text(str(os.getpid()))
+            try:
+                drainer = Drainer(loc)
+                while drainer.drain_once():
+                    pass
+                written += drainer.written
+            finally:
+                pid_path.unlink(missing_ok=True)
+        # A hook that saw our pid file did not start a drainer: re-check after unlocking.
+        spool = state / SPOOL
+        if not (spool.exists() and spool.stat().st_size > 0):
+            return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the background drainer the shims start: never raises, always exits 0."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        return 0
+    common = Path(args[0])
+    loc = Location(common_dir=common, git_dir=common, workdir=None)
+    if "--detach" in args:
+        try:
+            os.setsid()  # leave the terminal's process group: Ctrl-C in the shell must not kill us
+        except OSError:
+            pass
+    try:
+        drain(loc, block="--wait" in args)
+    except Exception as exc:  # noqa: BLE001 - a background hook must never surface a traceback
+        log_failure(loc.state_dir, f"drain failed: {type(exc).__name__}: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+"""Every git access goes through here: named pygit2 operations plus one subprocess helper.
+
+The subprocess helper drops the GIT_* variables git exports to hooks (GIT_INDEX_FILE and
+friends point at the user's worktree and would redirect our plumbing), and its errors show
+the command, return code and output.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from gitvault.errors import GitvaultError
+
+# Identity used for commits on the vault branch (the user's HEAD is never touched).
+VAULT_NAME = "gitvault"
+VAULT_EMAIL = "gitvault@localhost"
+
+_FILE_MODE = pygit2.GIT_FILEMODE_BLOB
+_TREE_MODE = pygit2.GIT_FILEMODE_TREE
+
+
+class GitError(GitvaultError):
+    pass
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_GIT_ENV}
+    env.setdefault("LC_ALL", "C")
+    if extra:
+        env.update(extra)
+    return env
+
+
+# Identity and config-isolation variables are the user's to set; location variables are not.
+_KEEP_GIT_ENV = frozenset(
+    {
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_ASKPASS",
+        "GIT_TERMINAL_PROMPT",
+    }
+)
+
+
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    input: bytes | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    cmd = ["git", *args]
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, input=input, capture_output=True, env=clean_env(env), check=False
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH", hint="install git") from exc
+    if check and proc.returncode != 0:
+        raise GitError(
+            f"`{' '.join(cmd)}` failed with exit code {proc.returncode}: "
+            f"{_tail(proc.stderr) or _tail(proc.stdout)}"
+        )
+    return proc
+
+
+def _tail(data: bytes, limit: int = 500) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def open_repo(path: Path) -> pygit2.Repository:
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError as exc:
+        raise GitError(f"cannot open repository at {path}: {exc}") from exc
+
+
+def signature(time: int | None = None, offset: int = 0) -> pygit2.Signature:
+    if time is None:
+        return pygit2.Signature(VAULT_NAME, VAULT_EMAIL)
+    return pygit2.Signature(VAULT_NAME, VAULT_EMAIL, time, offset)
+
+
+def ref_target(repo: pygit2.Repository, ref: str) -> str | None:
+    found = repo.references.get(ref)
+    if found is None:
+        return None
+    target = found.resolve().target
+    return str(target)
+
+
+def read_blob(repo: pygit2.Repository, commit_sha: str, path: str) -> bytes | None:
+    """The bytes at path in a commit's tree, or None."""
+    commit = repo[commit_sha]
+    try:
+        entry = commit.peel(pygit2.Tree)[path]
+    except KeyError:
+        return None
+    obj = repo[entry.id]
+    if not isinstance(obj, pygit2.Blob):
+        return None
+    return bytes(obj.data)
+
+
+def path_exists(repo: pygit2.Repository, commit_sha: str, path: str) -> bool:
+    tree = repo[commit_sha].peel(pygit2.Tree)
+    try:
+        tree[path]
+    except KeyError:
+        return False
+    return True
+
+
+def list_tree(repo: pygit2.Repository, commit_sha: str, path: str = "") -> list[tuple[str, bool]]:
+    """(name, is_dir) entries of a folder in a commit's tree, sorted by name."""
+    tree = repo[commit_sha].peel(pygit2.Tree)
+    if path:
+        try:
+            entry = tree[path]
+        except KeyError:
+            return []
+        obj = repo[entry.id]
+        if not isinstance(obj, pygit2.Tree):
+            return []
+        tree = obj
+    return sorted((e.name, e.filemode == _TREE_MODE) for e in tree if e.name is not None)
+
+
+def _write_path(
+    repo: pygit2.Repository, tree: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid | None
+) -> pygit2.Oid | None:
+    """A new tree equal to `tree` with parts set to blob (None deletes). None when empty."""
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    head, rest = parts[0], parts[1:]
+    if not rest:
+        if blob is None:
+            if builder.get(head) is not None:
+                builder.remove(head)
+        else:
+            builder.insert(head, blob, _FILE_MODE)
+    else:
+        sub: pygit2.Tree | None = None
+        existing = builder.get(head)
+        if existing is not None and existing.filemode == _TREE_MODE:
+            obj = repo[existing.id]
+            sub = obj if isinstance(obj, pygit2.Tree) else None
+        new_sub = _write_path(repo, sub, rest, blob)
+        if new_sub is None:
+            if existing is not None:
+                builder.remove(head)
+        else:
+            builder.insert(head, new_sub, _TREE_MODE)
+    if len(builder) == 0:
+        return None
+    return builder.write()
+
+
+def write_tree(
+    repo: pygit2.Repository, base_tree: str | None, changes: Mapping[str, bytes | None]
+) -> str:
+    """Apply path → bytes (None deletes) to base_tree and return the new tree id."""
+    tree: pygit2.Tree | None = repo[base_tree].peel(pygit2.Tree) if base_tree else None
+    tree_id: pygit2.Oid | None = tree.id if tree is not None else None
+    for path, data in sorted(changes.items()):
+        parts = [p for p in path.split("/") if p]
+        if not parts or any(p in (".", "..") for p in parts):
+            raise GitvaultError(f"invalid vault path: {path!r}")
+        blob = repo.create_blob(data) if data is not None else None
+        current = repo[tree_id].peel(pygit2.Tree) if tree_id is not None else None
+        tree_id = _write_path(repo, current, parts, blob)
+    if tree_id is None:
+        tree_id = repo.TreeBuilder().write()
+    return str(tree_id)
+
+
+def create_commit(
+    repo: pygit2.Repository,
+    tree: str,
+    parents: Sequence[str],
+    message: str,
+    *,
+    author: pygit2.Signature | None = None,
+) -> str:
+    committer = signature()
+    oid = repo.create_commit(
+        None, author or committer, committer, message, pygit2.Oid(hex=tree),
+        [pygit2.Oid(hex=p) for p in parents],
+    )
+    return str(oid)
+
+
+def commit_tree_id(repo: pygit2.Repository, commit_sha: str) -> str:
+    return str(repo[commit_sha].peel(pygit2.Tree).id)
+
+
+def cas_ref(repo: pygit2.Repository, ref: str, new: str, old: str | None, message: str) -> bool:
+    """Move ref from old to new atomically. False when someone else moved it first."""
+    try:
+        if old is None:
+            repo.create_reference_direct(ref, pygit2.Oid(hex=new), False, message=message)
+            return True
+        current = repo.references.get(ref)
+        if current is None or str(current.target) != old:
+            return False
+        current.set_target(pygit2.Oid(hex=new), message)
+        return True
+    except pygit2.AlreadyExistsError:
+        return False
+    except pygit2.GitError as exc:
+        text = str(exc)
+        if "does not match" in text or "exists" in text or "locked" in text.lower():
+            return False
+        raise GitError(f"cannot update {ref}: {text}") from exc
+
+
+def delete_ref(repo: pygit2.Repository, ref: str) -> None:
+    found = repo.references.get(ref)
+    if found is not None:
+        found.delete()
+
+
+@dataclass(frozen=True)
+class VaultCommit:
+    sha: str
+    parents: tuple[str, ...]
+    message: str
+    time: int
+    offset: int
+    paths: tuple[str, ...]  # paths added or changed relative to the first parent
+
+
+def walk_first_parent(
+    repo: pygit2.Repository, tip: str, stop: str | None = None
+) -> Iterable[pygit2.Commit]:
+    """Commits from tip backwards (time order, all parents), stopping at `stop` (exclusive)."""
+    walker = repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    if stop:
+        walker.hide(pygit2.Oid(hex=stop))
+    yield from walker
+
+
+def changed_paths(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
+    """Files added or modified by a commit relative to its first parent (vault trees are small deltas)."""
+    new_tree = commit.peel(pygit2.Tree)
+    if not commit.parents:
+        return sorted(_all_paths(repo, new_tree, ""))
+    old_tree = commit.parents[0].peel(pygit2.Tree)
+    out: list[str] = []
+    _diff_trees(repo, old_tree, new_tree, "", out)
+    return sorted(out)
+
+
+def _all_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[str]:
+    out: list[str] = []
+    for e in tree:
+        name = f"{prefix}{e.name}"
+        if e.filemode == _TREE_MODE:
+            sub = repo[e.id]
+            if isinstance(sub, pygit2.Tree):
+                out.extend(_all_paths(repo, sub, name + "/"))
+        else:
+            out.append(name)
+    return out
+
+
+def _diff_trees(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str, out: list[str]
+) -> None:
+    # Walk only subtrees whose ids differ: cost follows the change, not the vault size.
+    old_entries = {e.name: e for e in old} if old is not None else {}
+    for e in new:
+        before = old_entries.get(e.name)
+        if before is not None and before.id == e.id:
+            continue
+        name = f"{prefix}{e.name}"
+        if e.filemode == _TREE_MODE:
+            sub = repo[e.id]
+            prev = repo[before.id] if before is not None and before.filemode == _TREE_MODE else None
+            if isinstance(sub, pygit2.Tree):
+                _diff_trees(repo, prev if isinstance(prev, pygit2.Tree) else None, sub, name + "/", out)
+        else:
+            out.append(name)
+
+

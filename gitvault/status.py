@@ -1,0 +1,83 @@
+"""`gitvault status`: what is installed, the spool backlog, the last note, and warnings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitvault import drain, frontmatter, githooks, history
+from gitvault.locking import read_log
+from gitvault.resolve import Location
+from gitvault.store import FORMAT_VERSION, Vault
+
+
+@dataclass
+class Status:
+    repository: str
+    vault_branch: str
+    vault_tip: str | None
+    vault_format: int | None
+    hooks_dir: str
+    hooks_scope: str
+    hooks: list[dict[str, Any]]
+    backlog: int
+    last_note: dict[str, Any] | None
+    last_fold: dict[str, Any] | None
+    warnings: list[str] = field(default_factory=list)
+    recent_failures: list[str] = field(default_factory=list)
+
+    @property
+    def installed(self) -> bool:
+        return self.vault_tip is not None and all(h["installed"] for h in self.hooks)
+
+
+def status(loc: Location) -> Status:
+    vault = Vault(loc)
+    tip = vault.tip()
+    fmt = vault.format_version(tip) if tip else None
+    hdir = githooks.hooks_dir(loc)
+    hooks = [h.__dict__ for h in githooks.state(hdir.path)]
+    warnings: list[str] = []
+    if tip is None:
+        warnings.append(f"no vault branch '{vault.branch}': run `gitvault install`")
+    elif fmt is None:
+        warnings.append(f"branch '{vault.branch}' is not a gitvault vault")
+    elif fmt > FORMAT_VERSION:
+        warnings.append(f"vault format {fmt} is newer than this gitvault ({FORMAT_VERSION})")
+    missing = [h["name"] for h in hooks if not h["installed"]]
+    if tip is not None and missing:
+        where = f"core.hooksPath ({hdir.scope}) {hdir.path}" if hdir.scope != "default" else str(hdir.path)
+        warnings.append(
+            f"hooks not active in this worktree: {', '.join(missing)} missing from {where}"
+            + ("; run `gitvault install` here" if hdir.scope not in ("global", "system")
+               else "; run `gitvault install --force` or unset core.hooksPath")
+        )
+    for h in hooks:
+        if h["foreign"]:
+            warnings.append(f"{h['name']} in {hdir.path} is not gitvault's (install chains it)")
+    backlog = drain.spool_backlog(loc)
+    if backlog:
+        warnings.append(f"{backlog} commit(s) waiting in the spool (any gitvault command drains it)")
+    last_note = last_fold = None
+    if tip is not None and fmt is not None:
+        for entry in history.entries(vault, limit=1, kind="note"):
+            last_note = entry.as_json()
+        digest = vault.read_text("_master.md", tip)
+        if digest is not None:
+            meta, _ = frontmatter.parse(digest)
+            last_fold = {k: meta.get(k) for k in ("folded_at", "watermark", "merger", "items")}
+    failures = read_log(loc.state_dir)
+    return Status(
+        repository=str(loc.workdir or loc.common_dir),
+        vault_branch=vault.branch,
+        vault_tip=tip,
+        vault_format=fmt,
+        hooks_dir=str(hdir.path),
+        hooks_scope=hdir.scope,
+        hooks=hooks,
+        backlog=backlog,
+        last_note=last_note,
+        last_fold=last_fold,
+        warnings=warnings,
+        recent_failures=failures,
+    )
