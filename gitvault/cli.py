@@ -8,7 +8,7 @@ import traceback
 import typer
 
 from gitvault import __version__, errors
-from gitvault.commands import common, core_cmds, history_cmds
+from gitvault.commands import common, core_cmds, history_cmds, memory_cmds
 
 app = typer.Typer(
     name="gitvault",
@@ -40,6 +40,7 @@ def _root(
 
 core_cmds.register(app)
 history_cmds.register(app)
+memory_cmds.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:

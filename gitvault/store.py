@@ -27,6 +27,12 @@ CAS_ATTEMPTS = 64
 Changes = Mapping[str, bytes | None]
 
 
+class PathTaken(GitvaultError):
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} already exists in the vault")
+        self.path = path
+
+
 @dataclass(frozen=True)
 class Write:
     """One vault commit: the paths it sets and the message that says what it did."""
@@ -104,8 +110,29 @@ class Vault:
         return tip
 
     # -- writing -------------------------------------------------------------------------
-    def commit(self, changes: Changes, message: str, *, author: pygit2.Signature | None = None) -> str:
-        return self.commit_many([Write(changes, message)], author=author)[-1]
+    def commit(
+        self,
+        changes: Changes,
+        message: str,
+        *,
+        author: pygit2.Signature | None = None,
+        create_only: bool = False,
+    ) -> str:
+        """One commit. create_only: refuse (PathTaken) if a path already exists at the tip,
+        so an append-only file is never overwritten, even by a racing writer."""
+        skip = None
+        if create_only:
+
+            def skip(head: str, w: Write) -> bool:
+                for path in w.changes:
+                    if self.exists(path, head):
+                        raise PathTaken(path)
+                return False
+
+        made = self.commit_many([Write(changes, message)], author=author, skip_if=skip)
+        if not made:
+            raise GitvaultError(f"nothing to commit for {message!r}: the vault already has it")
+        return made[-1]
 
     def commit_many(
         self,

@@ -1,0 +1,100 @@
+"""The builtin merger: deterministic and offline. A keyed, newest-wins merge of session sections
+and note subjects into the six categories, under the same caps as a model fold.
+
+It cannot consolidate meaning the way a model does; it sorts and deduplicates. Digests it
+writes say `merger: builtin` so nobody mistakes them for a model's work.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitvault import sections
+from gitvault.config import VaultConfig
+from gitvault.digest import Digest, citations
+from gitvault.items import Item
+
+# Session sections → category (by position in the configured list, so renamed caps still map).
+_SECTION_TO_SLOT = {
+    "architecture": 0,
+    "design": 0,
+    "key decisions": 1,
+    "decisions": 1,
+    "conventions": 2,
+    "gotchas": 3,
+    "pitfalls": 3,
+    "summary": 4,
+    "state": 4,
+    "status": 4,
+    "next steps": 5,
+}
+_NOTE_PREFIX_TO_SLOT = (
+    (re.compile(r"^(fix|bug|hotfix|revert)\b", re.I), 3),
+    (re.compile(r"^(docs?|style|lint|test|ci|build|chore)\b", re.I), 2),
+    (re.compile(r"^(refactor|arch|design|feat|add)\b", re.I), 0),
+)
+_FACT_CHARS = 160
+
+
+def _key(text: str) -> str:
+    """Facts with the same key are the same fact; the newer one wins."""
+    words = re.sub(r"[^a-z0-9 ]", " ", text.lower()).split()
+    return " ".join(words[:8])
+
+
+def _line(text: str, cite: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip().rstrip(".")
+    text = re.sub(r"\(([cs]:[^)]*)\)\s*$", "", text).strip()  # never copy foreign citations
+    if len(text) > _FACT_CHARS:
+        text = text[: _FACT_CHARS - 1].rstrip() + "…"
+    return f"- {text} ({cite})"
+
+
+def _put(bucket: dict[str, str], key: str, line: str) -> None:
+    bucket.pop(key, None)  # re-insert so the newest version sits last
+    bucket[key] = line
+
+
+def _note_slot(subject: str) -> int:
+    for pattern, slot in _NOTE_PREFIX_TO_SLOT:
+        if pattern.search(subject):
+            return slot
+    return 4  # State: what changed recently
+
+
+def builtin_merge(current: Digest, items: list[Item], config: VaultConfig) -> Digest:
+    names = [c.name for c in config.categories]
+    # keyed facts per category, oldest first; current digest lines come before new items
+    facts: list[dict[str, str]] = [{} for _ in names]
+    for slot, name in enumerate(names):
+        for line in current.categories.get(name, []):
+            if line.startswith("- [… "):
+                continue
+            body = re.sub(r"\s*\([^)]*\)\s*$", "", line[2:])
+            _put(facts[slot], _key(body), line)
+    next_steps_replaced = False
+    for item in items:  # oldest first, so later items overwrite earlier keys: newest wins
+        if item.kind == "session":
+            found = sections.split_sections(item.text)
+            for title, text in found.items():
+                slot = _SECTION_TO_SLOT.get(title)
+                if slot is None:
+                    continue
+                entries = sections.bullets(text)
+                if slot == 5:
+                    # The newest session's next steps supersede older ones entirely.
+                    if not next_steps_replaced or entries:
+                        facts[5] = {}
+                        next_steps_replaced = True
+                for entry in entries:
+                    _put(facts[slot], _key(entry), _line(entry, item.cite))
+        else:
+            subject = item.text.split("] ", 1)[-1].split("\n", 1)[0]
+            slot = _note_slot(subject)
+            _put(facts[slot], _key(subject), _line(subject, item.cite))
+    out: dict[str, list[str]] = {}
+    for slot, name in enumerate(names):
+        lines = list(facts[slot].values())
+        lines.reverse()  # newest first, so a cap cuts the oldest
+        out[name] = [ln for ln in lines if citations(ln)]
+    return Digest(out)

@@ -1,0 +1,83 @@
+"""The managed section of CLAUDE.md (and other agent files): PATCH between the sentinels.
+
+The block holds the session mechanics (how memory is recalled and saved) and the digest's
+Conventions and Gotchas, at most 2,000 characters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitvault import digest as digest_mod
+from gitvault import patch
+from gitvault.config import VaultConfig
+from gitvault.errors import Refused
+
+BLOCK_MAX = 2000
+MECHANICS = """\
+## Project memory (gitvault)
+This repository keeps its memory on the `vault` branch (gitvault). A recall block
+(`=== VAULT RECALL ===`) is injected at session start; `gitvault recall` prints it again.
+Before you stop after real work, save the session:
+`gitvault save --title "<what you did>" --session-id <id> <<'EOF'` with the sections
+`## Summary`, `## Key Decisions`, `## Next Steps`, then `EOF`. Never paste recalled text into a save.
+Check a remembered fact with `git show <sha>` (c:…) or `gitvault show <slug>` (s:…)."""
+
+
+def block_text(digest: digest_mod.Digest | None, config: VaultConfig) -> str:
+    parts = [MECHANICS]
+    if digest is not None:
+        for name in (config.categories[2].name, config.categories[3].name):
+            section = digest.section(name)
+            if section.strip():
+                parts.append(f"\n### {name}\n{section}")
+    text = "\n".join(parts)
+    if len(text) <= BLOCK_MAX:
+        return text
+    # Cut at a line boundary, with a visible marker.
+    marker = "\n- [… cut to fit; see `gitvault show _master.md`]"
+    kept: list[str] = []
+    size = 0
+    for line in text.splitlines():
+        if size + len(line) + 1 + len(marker) > BLOCK_MAX:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return "\n".join(kept) + marker
+
+
+@dataclass
+class PatchReport:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+def patch_files(
+    workdir: Path, files: list[str], text: str, *, raise_on_refusal: bool = True
+) -> PatchReport:
+    report = PatchReport()
+    for name in files:
+        path = workdir / name
+        try:
+            changed = patch.patch_file(path, text)
+        except Refused as exc:
+            if raise_on_refusal:
+                raise
+            report.refused.append(f"{name}: {exc.message}")
+            continue
+        (report.written if changed else report.unchanged).append(name)
+    return report
+
+
+def refresh(loc_workdir: Path | None, vault_text: str | None, config: VaultConfig, *,
+            files: list[str] | None = None, raise_on_refusal: bool = True) -> PatchReport:
+    """Patch the configured agent files of a worktree from the vault's current digest."""
+    if loc_workdir is None:
+        return PatchReport()
+    current = None if vault_text is None else digest_mod.parse(vault_text, config, strict=False)
+    return patch_files(
+        loc_workdir, files or list(config.patch_files), block_text(current, config),
+        raise_on_refusal=raise_on_refusal,
+    )

@@ -1,0 +1,111 @@
+"""What a fold reads: the notes and sessions the vault gained in a git range (APPEND log)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pygit2
+
+from gitvault import frontmatter, sections
+from gitvault.notes import NOTES_DIR
+from gitvault.sessions import SESSIONS_DIR
+from gitvault.store import Vault
+
+NOTE_CHARS = 600
+SESSION_CHARS = 3000
+
+
+@dataclass(frozen=True)
+class Item:
+    kind: str  # note | session
+    cite: str  # c:<sha7> | s:<slug>
+    path: str
+    commit: str  # the vault commit that added it
+    time: int
+    text: str  # compact text for the merger (already bounded)
+    meta: dict[str, object]
+
+    @property
+    def size(self) -> int:
+        return len(self.text) + 80
+
+
+def _item(vault: Vault, path: str, commit: pygit2.Commit) -> Item | None:
+    raw = vault.read_text(path, str(commit.id))
+    if raw is None:
+        return None
+    meta, body = frontmatter.parse(raw)
+    name = path.rsplit("/", 1)[-1][:-3]
+    if path.startswith(NOTES_DIR + "/") and meta.get("kind") == "note":
+        text = _compact_note(meta, body)
+        return Item("note", f"c:{name[:7]}", path, str(commit.id), commit.commit_time, text, meta)
+    if path.startswith(SESSIONS_DIR + "/") and meta.get("kind") == "session":
+        text = _compact_session(meta, body)
+        return Item("session", f"s:{name}", path, str(commit.id), commit.commit_time, text, meta)
+    return None
+
+
+def _compact_note(meta: dict[str, object], body: str) -> str:
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    title = lines[0].lstrip("# ").strip() if lines else ""
+    rest = " ".join(ln.strip() for ln in lines[1:] if not ln.startswith("## Files"))
+    text = f"{title}\n{rest}".strip()
+    date = str(meta.get("committed", ""))[:10]
+    return f"[{date} on {meta.get('branch') or 'detached'}] {text}"[:NOTE_CHARS]
+
+
+def _compact_session(meta: dict[str, object], body: str) -> str:
+    parts = [f"[{str(meta.get('saved_at', ''))[:16]}] {meta.get('title', '')} ({meta.get('mode', 'manual')})"]
+    for name, text in sections.split_sections(body).items():
+        if text:
+            parts.append(f"## {name}\n{text}")
+    return "\n".join(parts)[:SESSION_CHARS]
+
+
+def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> list[Item]:
+    """Items added in watermark..tip, oldest first (parents before children).
+
+    Merge commits (from `gitvault sync`) are skipped: their items are read from the commits
+    that first added them, which the range also contains.
+    """
+    tip = tip or vault.tip()
+    if tip is None:
+        return []
+    walker = vault.repo.walk(
+        pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+    )
+    if watermark:
+        walker.hide(pygit2.Oid(hex=watermark))
+    out: list[Item] = []
+    for commit in walker:
+        if len(commit.parents) > 1:
+            continue
+        kind = commit.message.split(" ", 1)[0]
+        if kind not in ("note", "session", "init"):
+            continue
+        for path in vault.changed_paths(commit):
+            if path.endswith(".md") and path.startswith((NOTES_DIR + "/", SESSIONS_DIR + "/")):
+                item = _item(vault, path, commit)
+                if item is not None:
+                    out.append(item)
+    return out
+
+
+def all_items(vault: Vault) -> list[Item]:
+    """Every item in the log (for --rebuild): the same as the range from the root."""
+    return new_items(vault, None)
+
+
+def batches(items: list[Item], budget: int) -> Iterator[list[Item]]:
+    """Split items into batches of at most `budget` characters (at least one item each)."""
+    batch: list[Item] = []
+    size = 0
+    for item in items:
+        if batch and size + item.size > budget:
+            yield batch
+            batch, size = [], 0
+        batch.append(item)
+        size += item.size
+    if batch:
+        yield batch

@@ -1,0 +1,30 @@
+# gitvault's dev loop. `just --list` shows the recipes.
+
+python := env_var_or_default("PYTHON", "python3")
+
+# Run the whole test suite (what CI runs).
+test *args:
+    {{python}} -m pytest -n auto {{args}}
+
+# ruff (lint + format check) and mypy --strict on the package.
+lint:
+    {{python}} -m ruff check gitvault tests bench
+    {{python}} -m ruff format --check gitvault tests bench
+    {{python}} -m mypy
+
+# Format the code.
+fmt:
+    {{python}} -m ruff format gitvault tests bench
+    {{python}} -m ruff check --fix gitvault tests bench
+
+# Measure the performance targets and record them in BENCHMARKS.md.
+bench *args:
+    {{python}} bench/run.py {{args}}
+
+# The whole loop on a scratch repository, offline.
+demo:
+    {{python}} -m gitvault demo
+
+# Many writers at once: concurrency stress (slow).
+stress:
+    {{python}} -m pytest -m slow -k concurrent -p no:randomly
