@@ -8,7 +8,7 @@ import traceback
 import typer
 
 from gitvault import __version__, errors
-from gitvault.commands import common, core_cmds, history_cmds, memory_cmds
+from gitvault.commands import claude_cmds, common, core_cmds, history_cmds, memory_cmds
 
 app = typer.Typer(
     name="gitvault",
@@ -31,9 +31,15 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     repo: str = typer.Option(
-        None, "--repo", "-C", envvar="GITVAULT_REPO", help="Repository to use (default: the one around the current directory)."
+        None,
+        "--repo",
+        "-C",
+        envvar="GITVAULT_REPO",
+        help="Repository to use (default: the one around the current directory).",
     ),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     ctx.obj = common.Ctx(repo=repo)
 
@@ -41,6 +47,7 @@ def _root(
 core_cmds.register(app)
 history_cmds.register(app)
 memory_cmds.register(app)
+claude_cmds.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:

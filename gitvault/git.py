@@ -12,17 +12,22 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitvault.errors import GitvaultError
+
+if TYPE_CHECKING:
+    import pygit2
+
+# pygit2 costs ~100 ms to import; the hooks on the fast path (post-commit shim, SessionStart
+# recall) use the plain-git helpers below and never pay it. Everything else imports it lazily.
 
 # Identity used for commits on the vault branch (the user's HEAD is never touched).
 VAULT_NAME = "gitvault"
 VAULT_EMAIL = "gitvault@localhost"
 
-_FILE_MODE = pygit2.GIT_FILEMODE_BLOB
-_TREE_MODE = pygit2.GIT_FILEMODE_TREE
+_FILE_MODE = 0o100644
+_TREE_MODE = 0o040000
 
 
 class GitError(GitvaultError):
@@ -84,6 +89,8 @@ def _tail(data: bytes, limit: int = 500) -> str:
 
 
 def open_repo(path: Path) -> pygit2.Repository:
+    import pygit2
+
     try:
         return pygit2.Repository(str(path))
     except pygit2.GitError as exc:
@@ -91,6 +98,8 @@ def open_repo(path: Path) -> pygit2.Repository:
 
 
 def signature(time: int | None = None, offset: int = 0) -> pygit2.Signature:
+    import pygit2
+
     if time is None:
         return pygit2.Signature(VAULT_NAME, VAULT_EMAIL)
     return pygit2.Signature(VAULT_NAME, VAULT_EMAIL, time, offset)
@@ -106,6 +115,8 @@ def ref_target(repo: pygit2.Repository, ref: str) -> str | None:
 
 def read_blob(repo: pygit2.Repository, commit_sha: str, path: str) -> bytes | None:
     """The bytes at path in a commit's tree, or None."""
+    import pygit2
+
     commit = repo[commit_sha]
     try:
         entry = commit.peel(pygit2.Tree)[path]
@@ -118,6 +129,8 @@ def read_blob(repo: pygit2.Repository, commit_sha: str, path: str) -> bytes | No
 
 
 def path_exists(repo: pygit2.Repository, commit_sha: str, path: str) -> bool:
+    import pygit2
+
     tree = repo[commit_sha].peel(pygit2.Tree)
     try:
         tree[path]
@@ -128,6 +141,8 @@ def path_exists(repo: pygit2.Repository, commit_sha: str, path: str) -> bool:
 
 def list_tree(repo: pygit2.Repository, commit_sha: str, path: str = "") -> list[tuple[str, bool]]:
     """(name, is_dir) entries of a folder in a commit's tree, sorted by name."""
+    import pygit2
+
     tree = repo[commit_sha].peel(pygit2.Tree)
     if path:
         try:
@@ -145,6 +160,8 @@ def _write_path(
     repo: pygit2.Repository, tree: pygit2.Tree | None, parts: list[str], blob: pygit2.Oid | None
 ) -> pygit2.Oid | None:
     """A new tree equal to `tree` with parts set to blob (None deletes). None when empty."""
+    import pygit2
+
     builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
     head, rest = parts[0], parts[1:]
     if not rest:
@@ -174,6 +191,8 @@ def write_tree(
     repo: pygit2.Repository, base_tree: str | None, changes: Mapping[str, bytes | None]
 ) -> str:
     """Apply path → bytes (None deletes) to base_tree and return the new tree id."""
+    import pygit2
+
     tree: pygit2.Tree | None = repo[base_tree].peel(pygit2.Tree) if base_tree else None
     tree_id: pygit2.Oid | None = tree.id if tree is not None else None
     for path, data in sorted(changes.items()):
@@ -196,20 +215,30 @@ def create_commit(
     *,
     author: pygit2.Signature | None = None,
 ) -> str:
+    import pygit2
+
     committer = signature()
     oid = repo.create_commit(
-        None, author or committer, committer, message, pygit2.Oid(hex=tree),
+        None,
+        author or committer,
+        committer,
+        message,
+        pygit2.Oid(hex=tree),
         [pygit2.Oid(hex=p) for p in parents],
     )
     return str(oid)
 
 
 def commit_tree_id(repo: pygit2.Repository, commit_sha: str) -> str:
+    import pygit2
+
     return str(repo[commit_sha].peel(pygit2.Tree).id)
 
 
 def cas_ref(repo: pygit2.Repository, ref: str, new: str, old: str | None, message: str) -> bool:
     """Move ref from old to new atomically. False when someone else moved it first."""
+    import pygit2
+
     try:
         if old is None:
             repo.create_reference_direct(ref, pygit2.Oid(hex=new), False, message=message)
@@ -248,7 +277,11 @@ def walk_first_parent(
     repo: pygit2.Repository, tip: str, stop: str | None = None
 ) -> Iterable[pygit2.Commit]:
     """Commits from tip backwards (time order, all parents), stopping at `stop` (exclusive)."""
-    walker = repo.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    import pygit2
+
+    walker = repo.walk(
+        pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+    )
     if stop:
         walker.hide(pygit2.Oid(hex=stop))
     yield from walker
@@ -256,6 +289,8 @@ def walk_first_parent(
 
 def changed_paths(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
     """Files added or modified by a commit relative to its first parent (vault trees are small deltas)."""
+    import pygit2
+
     new_tree = commit.peel(pygit2.Tree)
     if not commit.parents:
         return sorted(_all_paths(repo, new_tree, ""))
@@ -266,6 +301,8 @@ def changed_paths(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
 
 
 def _all_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[str]:
+    import pygit2
+
     out: list[str] = []
     for e in tree:
         name = f"{prefix}{e.name}"
@@ -281,6 +318,8 @@ def _all_paths(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[
 def _diff_trees(
     repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str, out: list[str]
 ) -> None:
+    import pygit2
+
     # Walk only subtrees whose ids differ: cost follows the change, not the vault size.
     old_entries = {e.name: e for e in old} if old is not None else {}
     for e in new:
@@ -292,8 +331,70 @@ def _diff_trees(
             sub = repo[e.id]
             prev = repo[before.id] if before is not None and before.filemode == _TREE_MODE else None
             if isinstance(sub, pygit2.Tree):
-                _diff_trees(repo, prev if isinstance(prev, pygit2.Tree) else None, sub, name + "/", out)
+                _diff_trees(
+                    repo, prev if isinstance(prev, pygit2.Tree) else None, sub, name + "/", out
+                )
         else:
             out.append(name)
 
 
+# -- plain-git readers for the fast path (no pygit2 import) --------------------------------
+
+
+def config_get(cwd: Path, key: str) -> str | None:
+    proc = run_git(["config", "--get", key], cwd, check=False)
+    value = proc.stdout.decode("utf-8", "replace").strip()
+    return value if proc.returncode == 0 and value else None
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    path: str
+    oid: str
+    is_dir: bool
+
+
+def ls_tree(
+    cwd: Path, rev: str, paths: Sequence[str], *, recursive: bool = False
+) -> list[TreeEntry]:
+    """Entries at (or inside, for paths ending in '/') the given paths of a revision."""
+    args = ["-c", "core.quotePath=false", "ls-tree", "-z"]
+    if recursive:
+        args.append("-r")
+    proc = run_git([*args, rev, "--", *paths], cwd, check=False)
+    if proc.returncode != 0:
+        return []
+    out = []
+    for record in proc.stdout.split(b"\0"):
+        if not record:
+            continue
+        head, _, path = record.partition(b"\t")
+        parts = head.split()
+        if len(parts) < 3:
+            continue
+        out.append(
+            TreeEntry(path.decode("utf-8", "replace"), parts[2].decode(), parts[1] == b"tree")
+        )
+    return out
+
+
+def cat_blobs(cwd: Path, oids: Sequence[str]) -> dict[str, bytes]:
+    """Contents of several blobs through one `git cat-file --batch`."""
+    if not oids:
+        return {}
+    proc = run_git(["cat-file", "--batch"], cwd, input=("\n".join(oids) + "\n").encode())
+    data = proc.stdout
+    out: dict[str, bytes] = {}
+    pos = 0
+    for oid in oids:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        size = int(header[2])
+        out[oid] = data[pos : pos + size]
+        pos += size + 1
+    return out

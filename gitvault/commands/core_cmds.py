@@ -24,7 +24,9 @@ def register(app: typer.Typer) -> None:
 
 def install(
     ctx: typer.Context,
-    force: bool = typer.Option(False, "--force", help="Also write into a global/system core.hooksPath."),
+    force: bool = typer.Option(
+        False, "--force", help="Also write into a global/system core.hooksPath."
+    ),
 ) -> None:
     """Create the vault branch and install the git hook shims. Safe to run again."""
     loc = location(ctx, drain_spool=False)
@@ -41,7 +43,9 @@ def install(
 
 def uninstall(
     ctx: typer.Context,
-    purge: bool = typer.Option(False, "--purge", help="Also delete the vault branch and gitvault's state."),
+    purge: bool = typer.Option(
+        False, "--purge", help="Also delete the vault branch and gitvault's state."
+    ),
 ) -> None:
     """Remove what install added; chained hooks are restored. The vault is kept unless --purge."""
     loc = location(ctx, drain_spool=not purge)
@@ -76,7 +80,9 @@ def status(
     if st.last_note:
         table.add_row("last note", f"{st.last_note['time']}  {st.last_note['title']}")
     if st.last_fold:
-        table.add_row("digest", f"folded {st.last_fold.get('folded_at')} by {st.last_fold.get('merger')}")
+        table.add_row(
+            "digest", f"folded {st.last_fold.get('folded_at')} by {st.last_fold.get('merger')}"
+        )
     out.print(table)
     for w in st.warnings:
         err.print(f"warning: {w}")
@@ -86,15 +92,21 @@ def status(
 
 def backfill(
     ctx: typer.Context,
-    since: str = typer.Option(None, "--since", help="Only commits after this date (git date syntax)."),
+    since: str = typer.Option(
+        None, "--since", help="Only commits after this date (git date syntax)."
+    ),
     branch: str = typer.Option(None, "--branch", help="Backfill this branch instead of HEAD."),
     all_branches: bool = typer.Option(False, "--all", help="Every local branch."),
 ) -> None:
     """Write notes for commits that have none. Resumable and idempotent."""
     loc = location(ctx)
     with Progress(
-        TextColumn("backfill"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=err, transient=True,
+        TextColumn("backfill"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
     ) as bar:
         task = bar.add_task("notes", total=None)
 

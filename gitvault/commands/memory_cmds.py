@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from gitvault import claudemd, sessions
+from gitvault import capture, claudemd, sessions
 from gitvault import digest as digest_mod
 from gitvault import fold as fold_mod
 from gitvault.commands.common import emit_json, err, location, out
@@ -41,31 +41,34 @@ def save(
         except OSError as exc:
             raise GitvaultError(f"cannot read {file}: {exc.strerror}") from exc
     saved = sessions.save(loc, raw, title=title, session_id=session_id, agent=agent)
-    _mark_saved(loc, session_id)
+    capture.mark_saved(loc, session_id)
     if json_out:
-        emit_json("save", {"slug": saved.slug, "path": saved.path, "commit": saved.commit,
-                           "redactions": saved.redactions})
+        emit_json(
+            "save",
+            {
+                "slug": saved.slug,
+                "path": saved.path,
+                "commit": saved.commit,
+                "redactions": saved.redactions,
+            },
+        )
         return
     out.print(f"saved {saved.path} ({saved.commit[:7]})")
     if saved.redactions:
         out.print(f"  redacted {saved.redactions} secret(s) before writing")
 
 
-def _mark_saved(loc: object, session_id: str | None) -> None:
-    try:
-        from gitvault import capture
-    except ImportError:
-        return
-    capture.mark_saved(loc, session_id)  # type: ignore[arg-type]
-
-
 def fold(
     ctx: typer.Context,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be sent; call nothing."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild from the notes and sessions alone."),
+    rebuild: bool = typer.Option(
+        False, "--rebuild", help="Rebuild from the notes and sessions alone."
+    ),
     merger: str = typer.Option(None, "--merger", help="claude (default), command or builtin."),
     model: str = typer.Option(None, "--model", help="Model for the claude merger."),
-    background: bool = typer.Option(False, "--background", help="Detach and fold in the background."),
+    background: bool = typer.Option(
+        False, "--background", help="Detach and fold in the background."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """REWRITE the digest _master.md from what the vault gained since its watermark."""
@@ -74,7 +77,9 @@ def fold(
         from gitvault import background as bg
 
         pid = bg.spawn_fold(loc, merger=merger, model=model)
-        out.print(f"fold started in the background (pid {pid})" if pid else "a fold is already running")
+        out.print(
+            f"fold started in the background (pid {pid})" if pid else "a fold is already running"
+        )
         return
     opts = fold_mod.FoldOptions(merger=merger, model=model, dry_run=dry_run, rebuild=rebuild)
     result = fold_mod.fold(loc, opts, say=lambda s: err.print(s))
@@ -82,31 +87,45 @@ def fold(
     if result.commits:
         vault = Vault(loc)
         config = fold_mod.load_config(vault)
-        patched = claudemd.refresh(loc.workdir, vault.read_text(digest_mod.PATH), config,
-                                   raise_on_refusal=False)
+        patched = claudemd.refresh(
+            loc.workdir, vault.read_text(digest_mod.PATH), config, raise_on_refusal=False
+        )
     if json_out:
-        emit_json("fold", {
-            "merger": result.merger, "new_items": result.new_items, "batches": result.batches,
-            "commits": result.commits, "chars_sent": result.chars_sent,
-            "estimated_tokens": result.chars_sent // 4, "dropped": result.dropped, "cut": result.cut,
-            "skipped": result.skipped_reason, "dry_run": dry_run,
-            "planned": [{"items": i, "chars": c} for i, c in result.dry_run_batches],
-            "patched": patched.__dict__ if patched else None,
-        })
+        emit_json(
+            "fold",
+            {
+                "merger": result.merger,
+                "new_items": result.new_items,
+                "batches": result.batches,
+                "commits": result.commits,
+                "chars_sent": result.chars_sent,
+                "estimated_tokens": result.chars_sent // 4,
+                "dropped": result.dropped,
+                "cut": result.cut,
+                "skipped": result.skipped_reason,
+                "dry_run": dry_run,
+                "planned": [{"items": i, "chars": c} for i, c in result.dry_run_batches],
+                "patched": patched.__dict__ if patched else None,
+            },
+        )
         return
     label = " builtin (deterministic, not a model)" if result.merger == "builtin" else ""
     if dry_run:
-        out.print(f"dry run{label}: {result.new_items} new items in {len(result.dry_run_batches)} "
-                  f"call(s), {result.chars_sent:,} characters ≈ {result.chars_sent // 4:,} tokens; "
-                  "nothing sent")
+        out.print(
+            f"dry run{label}: {result.new_items} new items in {len(result.dry_run_batches)} "
+            f"call(s), {result.chars_sent:,} characters ≈ {result.chars_sent // 4:,} tokens; "
+            "nothing sent"
+        )
         for i, (n, chars) in enumerate(result.dry_run_batches, 1):
             out.print(f"  call {i}: {n} items, {chars:,} characters")
         return
     if result.skipped_reason and not result.commits:
         out.print(f"fold: nothing done: {result.skipped_reason}")
         return
-    out.print(f"folded {result.new_items} items in {result.batches} batch(es) with"
-              f"{label or ' ' + result.merger} → {', '.join(c[:7] for c in result.commits)}")
+    out.print(
+        f"folded {result.new_items} items in {result.batches} batch(es) with"
+        f"{label or ' ' + result.merger} → {', '.join(c[:7] for c in result.commits)}"
+    )
     if result.skipped_reason:
         out.print(f"  stopped early: {result.skipped_reason}")
     for line in result.dropped:
@@ -122,7 +141,9 @@ def fold(
 
 def patch(
     ctx: typer.Context,
-    file: str = typer.Argument(None, metavar="[FILE]", help="File to patch (default: vault.toml patch.files)."),
+    file: str = typer.Argument(
+        None, metavar="[FILE]", help="File to patch (default: vault.toml patch.files)."
+    ),
 ) -> None:
     """PATCH the managed section of CLAUDE.md (exit 3 when a sentinel is unmatched)."""
     loc = location(ctx)
@@ -131,8 +152,9 @@ def patch(
     vault = Vault(loc)
     vault.check_format()
     config = fold_mod.load_config(vault)
-    report = claudemd.refresh(loc.workdir, vault.read_text(digest_mod.PATH), config,
-                              files=[file] if file else None)
+    report = claudemd.refresh(
+        loc.workdir, vault.read_text(digest_mod.PATH), config, files=[file] if file else None
+    )
     for name in report.written:
         out.print(f"patched {name}")
     for name in report.unchanged:

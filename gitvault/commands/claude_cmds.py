@@ -1,0 +1,53 @@
+"""recall, and the hidden `hook` entry points."""
+
+from __future__ import annotations
+
+import typer
+
+from gitvault import recall as recall_mod
+from gitvault.commands.common import emit_json, location, out
+
+hook_app = typer.Typer(help="Entry points for git and Claude Code hooks (called by gitvault's shims).")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(recall)
+    app.add_typer(hook_app, name="hook", hidden=True)
+
+
+def recall(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Print the recall block Claude Code's SessionStart hook injects (≤ 9,500 characters)."""
+    loc = location(ctx)
+    result = recall_mod.build(loc.workdir or loc.common_dir)
+    if json_out:
+        emit_json("recall", {"text": result.text, "chars": len(result.text),
+                             "omitted": result.omitted, "has_digest": result.has_digest,
+                             "sessions": result.sessions})
+        return
+    out.print(result.text or "(no vault here: run `gitvault install`)", markup=False)
+
+
+@hook_app.command("claude")
+def hook_claude(event: str = typer.Argument(..., help="session-start, stop, pre-compact or session-end.")) -> None:
+    """Run a Claude Code hook (reads the hook input on stdin; always exits 0)."""
+    from gitvault import claude_hooks
+
+    raise typer.Exit(claude_hooks.main([event]))
+
+
+@hook_app.command("git")
+def hook_git(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="drain: turn the spool into notes now."),
+) -> None:
+    """Run gitvault's side of a git hook: `drain` writes the spooled notes now."""
+    from gitvault import drain
+
+    loc = location(ctx, drain_spool=False)
+    if name != "drain":
+        raise typer.BadParameter("only `drain` is supported")
+    written = drain.drain(loc, block=True)
+    out.print(f"drained: {written} note(s) written")

@@ -1,0 +1,75 @@
+"""Validate Claude Code hook input against schemas/claude-hook-*.json without jsonschema.
+
+jsonschema costs ~100 ms to import, more than the SessionStart hook may spend in all. These
+schemas use a small subset of JSON Schema (type, required, properties, const, enum, minLength,
+additionalProperties: true), which this module interprets; a test checks it agrees with
+jsonschema on the sample inputs and on broken ones.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from gitvault.resources import schema_path
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "number": (int, float),
+    "integer": (int,),
+    "null": (type(None),),
+}
+EVENTS = {
+    "session-start": "claude-hook-session-start.json",
+    "stop": "claude-hook-stop.json",
+    "pre-compact": "claude-hook-pre-compact.json",
+    "session-end": "claude-hook-session-end.json",
+}
+
+
+@cache
+def _schema(name: str) -> dict[str, Any]:
+    data = json.loads(schema_path(name).read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def _type_ok(value: Any, expected: str | list[str]) -> bool:
+    names = [expected] if isinstance(expected, str) else expected
+    for name in names:
+        types = _TYPES[name]
+        if isinstance(value, bool) and name in ("number", "integer"):
+            continue
+        if isinstance(value, types):
+            return True
+    return False
+
+
+def problems(instance: Any, schema: dict[str, Any], where: str = "") -> list[str]:
+    out: list[str] = []
+    label = where or "(top)"
+    if "type" in schema and not _type_ok(instance, schema["type"]):
+        return [f"{label}: expected {schema['type']}"]
+    if "const" in schema and instance != schema["const"]:
+        out.append(f"{label}: expected {schema['const']!r}")
+    if "enum" in schema and instance not in schema["enum"]:
+        out.append(f"{label}: not one of {schema['enum']}")
+    if isinstance(instance, str) and len(instance) < int(schema.get("minLength", 0)):
+        out.append(f"{label}: too short")
+    if isinstance(instance, dict):
+        for key in schema.get("required", []):
+            if key not in instance:
+                out.append(f"{label}: missing {key!r}")
+        for key, sub in schema.get("properties", {}).items():
+            if key in instance:
+                out += problems(instance[key], sub, f"{where}/{key}" if where else key)
+    return out
+
+
+def validate(event: str, instance: Any) -> list[str]:
+    """Problems with a hook input (empty when it is valid)."""
+    return problems(instance, _schema(EVENTS[event]))
