@@ -9,21 +9,37 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from gitvault import history, install
+from gitvault import fold, history, install, recall, sessions
 from gitvault.resolve import resolve
 from gitvault.store import Vault
 
 Say = Callable[[str], None]
 
+DEMO_SESSION = """# Greeting feature
+## Summary
+Turned the hello script into a greet() function and covered it with a test in a second worktree.
+## Key Decisions
+- greet() returns the string instead of printing, so it can be tested
+- Tests live beside the code (test_app.py), run with pytest
+## Next Steps
+- Add a CLI entry point that calls greet()
+<private>the staging password is hunter2</private>
+The deploy token was GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 (now rotated).
+"""
+
 
 def _git(cwd: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(
-        GIT_AUTHOR_NAME="Demo Dev", GIT_AUTHOR_EMAIL="dev@example.com",
-        GIT_COMMITTER_NAME="Demo Dev", GIT_COMMITTER_EMAIL="dev@example.com",
+        GIT_AUTHOR_NAME="Demo Dev",
+        GIT_AUTHOR_EMAIL="dev@example.com",
+        GIT_COMMITTER_NAME="Demo Dev",
+        GIT_COMMITTER_EMAIL="dev@example.com",
         GITVAULT_SYNC="1",  # notes land before `git commit` returns, so the demo can show them
     )
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     return proc.stdout.strip()
 
 
@@ -45,17 +61,28 @@ def run(say: Say, *, keep: bool = False) -> Path:
 
         say("3. commits in the main worktree and in a second worktree")
         (repo / "app.py").write_text("def greet(name):\n    return f'hello {name}'\n")
-        _git(repo, "commit", "-q", "-am", "Add greet()", "-m", "Greeting is now a function so tests can call it.")
+        _git(
+            repo,
+            "commit",
+            "-q",
+            "-am",
+            "Add greet()",
+            "-m",
+            "Greeting is now a function so tests can call it.",
+        )
         _git(repo, "worktree", "add", "-q", "-b", "feature", str(root / "feature"))
         feature = root / "feature"
-        (feature / "test_app.py").write_text("from app import greet\n\ndef test_greet():\n    assert greet('x') == 'hello x'\n")
+        (feature / "test_app.py").write_text(
+            "from app import greet\n\ndef test_greet():\n    assert greet('x') == 'hello x'\n"
+        )
         _git(feature, "add", "test_app.py")
         _git(feature, "commit", "-q", "-m", "Test greet() from the feature worktree")
         (repo / "README.md").write_text("# demo\n")
         _git(repo, "add", "README.md")
         _git(repo, "commit", "-q", "-m", "Add a README")
 
-        vault = Vault(resolve(repo))
+        loc = resolve(repo)
+        vault = Vault(loc)
         say("4. one note per commit, from both worktrees, on the vault branch:")
         for entry in history.entries(vault, kind="note"):
             say(f"     {entry.time}  {entry.title}  ->  {entry.paths[0]}")
@@ -63,7 +90,24 @@ def run(say: Say, *, keep: bool = False) -> Path:
         say(f"5. the newest note ({latest.paths[0]}):")
         for line in (vault.read_text(latest.paths[0]) or "").splitlines():
             say(f"     | {line}")
-        say("6. your branches were not touched; audit the memory with plain git:")
+        say("6. an agent saves its session (APPEND): recall fences, <private> text and secrets")
+        say("   are stripped before anything is written")
+        saved = sessions.save(loc, DEMO_SESSION, session_id="demo-session", agent="demo")
+        say(f"     saved {saved.path} ({saved.redactions} secret redacted)")
+        say("7. gitvault fold (REWRITE): the builtin merger, offline; the default merger is")
+        say("   `claude -p` with a small model")
+        result = fold.fold(loc, fold.FoldOptions(merger="builtin"))
+        say(f"     folded {result.new_items} items → {result.commits[-1][:7]}; the digest:")
+        for line in (vault.read_text("_master.md") or "").splitlines():
+            say(f"     | {line}")
+        again = fold.fold(loc, fold.FoldOptions(merger="builtin"))
+        say(f"     a second fold: {again.skipped_reason} (no model call, no commit)")
+        block = recall.build(repo)
+        say(f"8. what the next Claude Code session gets at start: {len(block.text)} characters")
+        for line in block.text.splitlines()[:12]:
+            say(f"     > {line}")
+        say("     > …")
+        say("9. your branches were not touched; audit the memory with plain git:")
         say(f"     git -C {repo} log --oneline vault")
         for line in _git(repo, "log", "--oneline", "vault").splitlines():
             say(f"     {line}")
