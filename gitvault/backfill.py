@@ -34,7 +34,9 @@ def noted_shas(vault: Vault) -> set[str]:
     return out
 
 
-def rev_args(vault: Vault, *, branch: str | None, all_branches: bool, since: str | None) -> list[str]:
+def rev_args(
+    vault: Vault, *, branch: str | None, all_branches: bool, since: str | None
+) -> list[str]:
     args: list[str] = []
     if since:
         args.append(f"--since={since}")
@@ -58,14 +60,18 @@ def backfill(
     label = branch or (None if all_branches else _current_branch(loc))
     have = noted_shas(vault)
     args = rev_args(vault, branch=branch, all_branches=all_branches, since=since)
-    count = git.run_git(["rev-list", "--count", *args], loc.common_dir if branch or all_branches
-                        else (loc.workdir or loc.common_dir))
+    count = git.run_git(
+        ["rev-list", "--count", *args],
+        loc.common_dir if branch or all_branches else (loc.workdir or loc.common_dir),
+    )
     total = int(count.stdout.strip() or 0)
     result = BackfillResult()
     batch: list[Write] = []
 
     def flush() -> None:
-        made = vault.commit_many(batch, skip_if=lambda head, w: all(vault.exists(p, head) for p in w.changes))
+        made = vault.commit_many(
+            batch, skip_if=lambda head, w: all(vault.exists(p, head) for p in w.changes)
+        )
         result.written += len(made)
         result.already += len(batch) - len(made)
         batch.clear()
@@ -79,8 +85,11 @@ def backfill(
             result.already += 1
             continue
         text = notes.render(info, notes.NoteContext(branch=label, source="backfill"))
-        batch.append(Write({notes.note_path(info): text.encode()},
-                           f"note {info.sha[:7]} {info.subject[:72]}"))
+        batch.append(
+            Write(
+                {notes.note_path(info): text.encode()}, f"note {info.sha[:7]} {info.subject[:72]}"
+            )
+        )
         if len(batch) >= BATCH:
             flush()
     if batch:

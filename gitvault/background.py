@@ -34,8 +34,12 @@ def spawn_fold(loc: Location, *, merger: str | None = None, model: str | None = 
     log = open(state_dir(loc) / FOLD_LOG, "ab")  # noqa: SIM115 - handed to the child
     try:
         proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            start_new_session=True, cwd=str(loc.workdir or loc.common_dir),
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=str(loc.workdir or loc.common_dir),
             env={**os.environ, "GITVAULT_BACKGROUND": "1"},
         )
     finally:

@@ -77,9 +77,10 @@ def builtin_merge(current: Digest, items: list[Item], config: VaultConfig) -> Di
         if item.kind == "session":
             found = sections.split_sections(item.text)
             for title, text in found.items():
-                slot = _SECTION_TO_SLOT.get(title)
-                if slot is None:
+                found_slot = _SECTION_TO_SLOT.get(title)
+                if found_slot is None:
                     continue
+                slot = found_slot
                 entries = sections.bullets(text)
                 if slot == 5:
                     # The newest session's next steps supersede older ones entirely.

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault import git
+from gitvault.errors import GitvaultError
 from gitvault.locking import atomic_write
 from gitvault.resolve import Location
 from gitvault.transcript import TranscriptSummary, commits_in, read_transcript
@@ -36,6 +37,10 @@ class SessionState:
     last_save: float = 0.0
     last_ask: float = 0.0
     asked: list[str] = field(default_factory=list)  # commits already asked about
+    # Commits that existed when the session last saved: covered by that save. (A commit's
+    # time has one-second resolution, so "made before last_save" alone misses a commit made
+    # in the same second as the save.)
+    saved: list[str] = field(default_factory=list)
 
 
 def _path(loc: Location, session_id: str) -> Path:
@@ -63,7 +68,15 @@ def mark_saved(loc: Location, session_id: str | None) -> None:
     if not session_id:
         return
     state = load(loc, session_id)
-    state.last_save = time.time()
+    now = time.time()
+    since = max(state.last_save, now - LOOKBACK_SECONDS)
+    try:
+        existing = _recent_commits(loc.workdir or loc.common_dir, since - 1)
+    except GitvaultError:
+        existing = {}
+    known = set(state.saved)
+    state.saved = (state.saved + [s for s in existing if s not in known])[-2000:]
+    state.last_save = now
     state.turns_since_save = 0
     store(loc, state)
 
@@ -79,9 +92,17 @@ def _recent_commits(cwd: Path, since: float) -> dict[str, SessionCommit]:
     """Commits on any branch (not the vault) or HEAD made after `since`."""
     branch = git.config_get(cwd, "gitvault.branch") or "vault"
     proc = git.run_git(
-        ["log", f"--since={int(since)}", "--format=%H%x00%ct%x00%s", f"--exclude=refs/heads/{branch}",
-         "--branches", "HEAD", "--"],
-        cwd, check=False,
+        [
+            "log",
+            f"--since={int(since)}",
+            "--format=%H%x00%ct%x00%s",
+            f"--exclude=refs/heads/{branch}",
+            "--branches",
+            "HEAD",
+            "--",
+        ],
+        cwd,
+        check=False,
     )
     out: dict[str, SessionCommit] = {}
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
@@ -96,9 +117,11 @@ def unsaved_commits(
 ) -> list[SessionCommit]:
     since = max(state.last_save, time.time() - LOOKBACK_SECONDS)
     recent = _recent_commits(cwd, since - 1)
-    mine = commits_in(summary, recent.keys())
-    return sorted((recent[s] for s in mine if recent[s].time >= int(state.last_save)),
-                  key=lambda c: c.time)
+    saved = set(state.saved)
+    mine = commits_in(summary, [s for s in recent if s not in saved])
+    return sorted(
+        (recent[s] for s in mine if recent[s].time >= int(state.last_save)), key=lambda c: c.time
+    )
 
 
 def gitvault_command() -> str:
@@ -127,8 +150,9 @@ def save_request(session_id: str, commits: list[SessionCommit], turns: int) -> s
     )
 
 
-def decide_stop(loc: Location, cwd: Path, payload: dict[str, Any], settings: dict[str, Any]
-                ) -> dict[str, str] | None:
+def decide_stop(
+    loc: Location, cwd: Path, payload: dict[str, Any], settings: dict[str, Any]
+) -> dict[str, str] | None:
     """The Stop hook's answer: a block asking for a save, or None (let the agent stop)."""
     if payload.get("stop_hook_active") or payload.get("agent_id"):
         return None  # our own block's follow-up, or a subagent: never ask twice / for junk
@@ -155,8 +179,9 @@ def decide_stop(loc: Location, cwd: Path, payload: dict[str, Any], settings: dic
     return {"decision": "block", "reason": save_request(session_id, commits, after_turns)}
 
 
-def auto_record(loc: Location, cwd: Path, payload: dict[str, Any], trigger: str,
-                settings: dict[str, Any]) -> str | None:
+def auto_record(
+    loc: Location, cwd: Path, payload: dict[str, Any], trigger: str, settings: dict[str, Any]
+) -> str | None:
     """Write a mechanical session record when this session has unsaved work; its slug or None."""
     from gitvault import sessions  # heavier imports only on this path
 
@@ -174,15 +199,19 @@ def auto_record(loc: Location, cwd: Path, payload: dict[str, Any], trigger: str,
         f"# Automatic record: {first[:60] or 'session ' + session_id[:8]}\n\n"
         "## Summary\n"
         f"Mechanical record written by gitvault at {trigger}: the agent did not save this "
-        f"session. {summary.prompt_count} prompt(s). First prompt: \"{first[:300]}\"\n\n"
+        f'session. {summary.prompt_count} prompt(s). First prompt: "{first[:300]}"\n\n'
         f"Commits made by this session:\n{commit_lines}\n\n"
         "## Key Decisions\n- Not recorded (mechanical record); see the commits above.\n\n"
         "## Next Steps\n"
-        f"- Pick up from the last prompt: \"{last[:300]}\"\n"
+        f'- Pick up from the last prompt: "{last[:300]}"\n'
     )
     head = git.run_git(["rev-parse", "-q", "--verify", "HEAD"], cwd, check=False)
     saved = sessions.save(
-        loc, text, session_id=session_id, agent="claude-code", mode="auto",
+        loc,
+        text,
+        session_id=session_id,
+        agent="claude-code",
+        mode="auto",
         extra={
             "commits": [c.sha for c in commits] or None,
             "prompt_count": summary.prompt_count,
@@ -202,6 +231,3 @@ def prune(loc: Location, max_age_days: int = 30) -> None:
                 path.unlink(missing_ok=True)
     except OSError:
         pass
-
-
-

@@ -23,7 +23,8 @@ from typing import Any
 TIME_BOUNDS = {"session-start": 2.0, "stop": 20.0, "pre-compact": 45.0, "session-end": 25.0}
 
 
-class _TimeUp(Exception):
+class _TimeUp(BaseException):
+    # Not an Exception: a library's `except Exception` must not swallow the time bound.
     pass
 
 
@@ -65,8 +66,11 @@ def run(event: str, raw: str) -> str:
     except json.JSONDecodeError as exc:
         payload, error = None, f"input is not JSON: {exc}"
     problems = [error] if error else hookinput.validate(event, payload)
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or (
-        payload.get("cwd") if isinstance(payload, dict) else None) or os.getcwd()
+    project = (
+        os.environ.get("CLAUDE_PROJECT_DIR")
+        or (payload.get("cwd") if isinstance(payload, dict) else None)
+        or os.getcwd()
+    )
     try:
         loc = resolve(None, Path(str(project)))
     except GitvaultError:
@@ -88,11 +92,15 @@ def _dispatch(event: str, loc: Any, cwd: Path, payload: dict[str, Any]) -> str:
     if event == "session-start":
         from gitvault import recall
 
-        block = recall.build(cwd).text
+        result = recall.build(cwd)
+        for problem in result.problems:
+            _log(loc, f"hook {event}: {problem}")
+        block = result.text
         if not block:
             return ""
-        return json.dumps({"hookSpecificOutput": {
-            "hookEventName": "SessionStart", "additionalContext": block}})
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
+        )
     if event == "stop":
         from gitvault import capture
 

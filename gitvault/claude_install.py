@@ -39,8 +39,10 @@ def hook_command(event: str, python: str | None = None) -> str:
     """Shell command for a hook: this interpreter when it still exists, else gitvault-hook on
     PATH, else nothing (exit 0): a missing tool must never break a session."""
     py = shlex.quote(python or sys.executable)
-    return (f"[ -x {py} ] && exec {py} -m gitvault.claude_hooks {event}; "
-            f"command -v gitvault-hook >/dev/null 2>&1 && exec gitvault-hook {event}; exit 0")
+    return (
+        f"[ -x {py} ] && exec {py} -m gitvault.claude_hooks {event}; "
+        f"command -v gitvault-hook >/dev/null 2>&1 && exec gitvault-hook {event}; exit 0"
+    )
 
 
 def gitvault_cli() -> str:
@@ -48,7 +50,9 @@ def gitvault_cli() -> str:
 
 
 def _wanted_hooks() -> dict[str, list[dict[str, Any]]]:
-    template = (data_root() / "hooks" / "claude" / "settings-hooks.json").read_text(encoding="utf-8")
+    template = (data_root() / "hooks" / "claude" / "settings-hooks.json").read_text(
+        encoding="utf-8"
+    )
     data: dict[str, list[dict[str, Any]]] = json.loads(template)
     for groups in data.values():
         for group in groups:
@@ -75,19 +79,35 @@ def _load_settings(path: Path) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict):
         raise Refused(f"{path} is not a JSON object", hint="fix the file, or use --no-claude")
+    # The shape merge_hooks needs, checked here so that install's preflight refuses before
+    # anything (the vault branch, the git hooks) is written.
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise Refused(f'{path}: "hooks" is not an object', hint="fix the file, or use --no-claude")
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise Refused(
+                f"{path}: hooks.{event} is not a list", hint="fix the file, or use --no-claude"
+            )
     return data
 
 
-def merge_hooks(settings: dict[str, Any], wanted: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def merge_hooks(
+    settings: dict[str, Any], wanted: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
     out = copy.deepcopy(settings)
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise Refused("settings.json has a \"hooks\" value that is not an object")
+        raise Refused('settings.json has a "hooks" value that is not an object')
     for event, groups in wanted.items():
         existing = hooks.get(event, [])
         if not isinstance(existing, list):
             raise Refused(f"settings.json hooks.{event} is not a list")
-        ours = [g for g in existing if isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks", []))]
+        ours = [
+            g
+            for g in existing
+            if isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks", []))
+        ]
         if ours == groups and all(all(_is_ours(h) for h in g.get("hooks", [])) for g in ours):
             continue  # already exactly as wanted: keep its position, no churn
         hooks[event] = remove_ours_from(existing) + copy.deepcopy(groups)
@@ -122,7 +142,9 @@ def _sha(data: bytes) -> str:
 
 
 def _skill_text(name: str) -> bytes:
-    text = (data_root() / "hooks" / "claude" / "skills" / name / "SKILL.md").read_text(encoding="utf-8")
+    text = (data_root() / "hooks" / "claude" / "skills" / name / "SKILL.md").read_text(
+        encoding="utf-8"
+    )
     return text.replace("@GITVAULT@", gitvault_cli()).encode()
 
 

@@ -7,7 +7,7 @@ Conventions and Gotchas, at most 2,000 characters.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gitvault import digest as digest_mod
 from gitvault import patch
@@ -71,13 +71,40 @@ def patch_files(
     return report
 
 
-def refresh(loc_workdir: Path | None, vault_text: str | None, config: VaultConfig, *,
-            files: list[str] | None = None, raise_on_refusal: bool = True) -> PatchReport:
+def refresh(
+    loc_workdir: Path | None,
+    vault_text: str | None,
+    config: VaultConfig,
+    *,
+    files: list[str] | None = None,
+    raise_on_refusal: bool = True,
+) -> PatchReport:
     """Patch the configured agent files of a worktree from the vault's current digest."""
     if loc_workdir is None:
         return PatchReport()
     current = None if vault_text is None else digest_mod.parse(vault_text, config, strict=False)
-    return patch_files(
-        loc_workdir, files or list(config.patch_files), block_text(current, config),
+    names = files or list(config.patch_files)
+    report = PatchReport()
+    if not files:
+        # vault.toml travels with the vault (sync brings it from other clones): its file names
+        # may only name files inside this worktree.
+        for name in [n for n in names if not _inside_worktree(n)]:
+            message = f"patch.files in vault.toml names {name!r}, outside the worktree"
+            if raise_on_refusal:
+                raise Refused(message, hint="list paths relative to the repository's top level")
+            report.refused.append(f"{name}: {message}")
+            names.remove(name)
+    done = patch_files(
+        loc_workdir,
+        names,
+        block_text(current, config),
         raise_on_refusal=raise_on_refusal,
     )
+    done.refused[:0] = report.refused
+    return done
+
+
+def _inside_worktree(name: str) -> bool:
+    """A relative path that stays below the worktree (checked lexically)."""
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    return bool(parts) and not name.startswith(("/", "\\")) and ".." not in parts

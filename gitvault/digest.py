@@ -41,7 +41,10 @@ class Digest:
         return frontmatter.render(self.meta, self.body())
 
     def counts(self) -> dict[str, int]:
-        return {name: sum(1 for ln in lines if ln != PLACEHOLDER) for name, lines in self.categories.items()}
+        return {
+            name: sum(1 for ln in lines if ln != PLACEHOLDER)
+            for name, lines in self.categories.items()
+        }
 
     def section(self, name: str) -> str:
         for key, lines in self.categories.items():
@@ -99,7 +102,9 @@ def parse(text: str, config: VaultConfig, *, strict: bool = True) -> Digest:
             found[current].append(re.sub(r"\s+", " ", stripped))
     if strict:
         if extra:
-            raise FoldRejected(f"the merger's answer has categories that do not exist: {', '.join(extra)}")
+            raise FoldRejected(
+                f"the merger's answer has categories that do not exist: {', '.join(extra)}"
+            )
         missing = [c.name for c in config.categories if c.name not in found]
         if missing:
             raise FoldRejected(f"the merger's answer lacks the categories: {', '.join(missing)}")
@@ -109,7 +114,9 @@ def parse(text: str, config: VaultConfig, *, strict: bool = True) -> Digest:
                 f"the merger's answer has empty categories: {', '.join(empty_cats)} "
                 f"(write '{PLACEHOLDER}' when nothing is known)"
             )
-    categories = {c.name: [ln for ln in found.get(c.name, []) if ln != PLACEHOLDER] for c in config.categories}
+    categories = {
+        c.name: [ln for ln in found.get(c.name, []) if ln != PLACEHOLDER] for c in config.categories
+    }
     return Digest(categories, meta)
 
 

@@ -16,6 +16,7 @@ Spool lines (tab-separated): kind, sha or old sha, [new sha,] branch, worktree, 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -102,11 +103,12 @@ def _claim(state: Path) -> list[Path]:
     work.mkdir(exist_ok=True)
     spool = state / SPOOL
     try:
-        if spool.stat().st_size > 0:
+        st = spool.stat()
+        if stat.S_ISREG(st.st_mode) and st.st_size > 0:  # never claim a folder in its place
             os.rename(spool, work / f"{time.time_ns()}-{os.getpid()}")
     except FileNotFoundError:
         pass
-    return sorted(work.iterdir())
+    return sorted(p for p in work.iterdir() if p.is_file())
 
 
 def _rebase_running(git_dir: str | None) -> bool:
@@ -188,9 +190,7 @@ class Drainer:
                 amended = _amended_from(e.git_dir, sha)
                 if amended:
                     replaces.append(amended)
-            text = notes.render(
-                info, notes.NoteContext(e.branch, e.worktree, tuple(replaces))
-            )
+            text = notes.render(info, notes.NoteContext(e.branch, e.worktree, tuple(replaces)))
             _validate_note(text)
             subject = info.subject[:72]
             writes.append(
@@ -211,20 +211,23 @@ class Drainer:
         pending_path = self.state / PENDING
         if not files and not pending_path.exists():
             return False
-        entries: list[Entry] = []
-        for path in [pending_path, *files]:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except FileNotFoundError:
-                continue
-            for line in text.splitlines():
-                entry = parse_line(line)
-                if entry is None:
-                    if line.strip():
-                        log_failure(self.state, f"drain: ignored malformed spool line {line[:80]!r}")
-                    continue
-                entries.append(entry)
+        offsets: dict[Path, int] = {}
+        entries = self._read(pending_path, offsets, final=True)
+        for path in files:
+            entries += self._read(path, offsets)
+        # A rebase that ended after the claim: git runs post-rewrite before it removes the
+        # rebase state, so the rewrite lines for these pending commits are in the spool now.
+        if any(e.kind == "pending" and not _rebase_running(e.git_dir) for e in entries):
+            for path in _claim(self.state):
+                if path not in offsets:
+                    files.append(path)
+                    entries += self._read(path, offsets)
         keep = self.process(entries)
+        # A hook that opened the spool just before we renamed it may have appended to the
+        # claimed file since we read it: process those lines before the file is deleted.
+        late = [e for path in files for e in self._read(path, offsets, final=True)]
+        if late:
+            keep = self.process(keep + late)
         if keep:
             atomic_write(pending_path, ("\n".join(e.line() for e in keep) + "\n").encode())
         else:
@@ -232,6 +235,28 @@ class Drainer:
         for path in files:
             path.unlink(missing_ok=True)
         return bool(files)
+
+    def _read(self, path: Path, offsets: dict[Path, int], *, final: bool = False) -> list[Entry]:
+        """Entries of the complete lines of path after offsets[path] (all bytes when final)."""
+        start = offsets.get(path, 0)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+        except FileNotFoundError:
+            return []
+        if not final:
+            data = data[: data.rfind(b"\n") + 1]
+        offsets[path] = start + len(data)
+        entries: list[Entry] = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            entry = parse_line(line)
+            if entry is None:
+                if line.strip():
+                    log_failure(self.state, f"drain: ignored malformed spool line {line[:80]!r}")
+                continue
+            entries.append(entry)
+        return entries
 
 
 def _validate_note(text: str) -> None:
@@ -261,7 +286,7 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0) -> int:
                 pid_path.unlink(missing_ok=True)
         # A hook that saw our pid file did not start a drainer: re-check after unlocking.
         spool = state / SPOOL
-        if not (spool.exists() and spool.stat().st_size > 0):
+        if not (spool.is_file() and spool.stat().st_size > 0):
             return written
 
 

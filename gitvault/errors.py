@@ -6,7 +6,9 @@ from __future__ import annotations
 OK = 0
 ERROR = 1  # an expected failure: the message says what went wrong and what to do
 USAGE = 2  # bad flags or arguments (typer/click)
-REFUSED = 3  # gitvault refused to write (unmatched sentinel, foreign vault branch, …); nothing changed
+REFUSED = (
+    3  # gitvault refused to write (unmatched sentinel, foreign vault branch, …); nothing changed
+)
 FOLD_REJECTED = 4  # the merger's answer was invalid; the old digest and watermark stand
 BUSY = 5  # another gitvault process holds the lease/lock, or the vault ref kept moving
 INTERNAL = 70  # a bug: details go to the log in the common git dir

@@ -30,6 +30,7 @@ from gitvault.store import Vault, state_dir
 
 Say = Callable[[str], None]
 PROMPT_OVERHEAD = 2500
+MIN_BATCH_CHARS = 2000  # a batch always has room for at least a few items
 BUDGET_FILE = "fold-budget.json"
 
 
@@ -119,7 +120,8 @@ def _make_merger(name: str, config: VaultConfig, model: str | None) -> mergers.M
         return None
     if name == "claude":
         return mergers.claude_merger(
-            model or config.fold_value("model"), timeout,
+            model or config.fold_value("model"),
+            timeout,
             use_api_key=bool(config.fold_value("use_api_key")),
         )
     if name == "command":
@@ -138,7 +140,9 @@ def _merge_batch(
     if merger is None:
         new = builtin_merge(cur, batch, config)
     else:
-        text = prompt.merge_prompt(cur.body() if any(cur.categories.values()) else None, batch, config)
+        text = prompt.merge_prompt(
+            cur.body() if any(cur.categories.values()) else None, batch, config
+        )
         result.chars_sent += len(text)
         new = digest_mod.parse(merger.complete(text), config, strict=True)
     digest_mod.check_citations(new, sources.exists)
@@ -184,17 +188,15 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
             return result
         sources = SourceIndex(vault)
         base = cur if cur is not None else digest_mod.empty(config)
-        budget = int(config.fold_value("max_chars_per_call")) - len(base.body()) - PROMPT_OVERHEAD
+        budget = _batch_budget(config, base)
         day_cap = int(config.fold_value("max_chars_per_day"))
         done: list[items.Item] = []
         pending: list[items.Item] = []
-        planned = list(items.batches(new_items, max(budget, 2000)))
+        planned = list(items.batches(new_items, budget))
         for index, batch in enumerate(planned):
             last = index == len(planned) - 1
             if merger is not None and day_cap and _budget_spent(loc) >= day_cap:
-                result.skipped_reason = (
-                    f"today's fold budget is spent ({_budget_spent(loc):,} of {day_cap:,} characters)"
-                )
+                result.skipped_reason = f"today's fold budget is spent ({_budget_spent(loc):,} of {day_cap:,} characters)"
                 break
             before = result.chars_sent
             base = _merge_batch(merger, base, batch, config, sources, result)
@@ -210,8 +212,15 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
             if not last and not _covers(vault, mark_commit, pending):
                 continue
             done += pending
-            sha = _commit_digest(vault, base, mark_commit, name, opts.model or (
-                str(config.fold_value("model")) if name == "claude" else None), len(pending), len(done))
+            sha = _commit_digest(
+                vault,
+                base,
+                mark_commit,
+                name,
+                opts.model or (str(config.fold_value("model")) if name == "claude" else None),
+                len(pending),
+                len(done),
+            )
             result.commits.append(sha)
             say(f"fold: batch {result.batches}/{len(planned)}: {len(pending)} items → {sha[:7]}")
             pending = []
@@ -219,17 +228,32 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
     return result
 
 
+def _batch_budget(config: VaultConfig, base: digest_mod.Digest) -> int:
+    """Characters of items per model call. Every call carries the rules and the current digest,
+    and the digest grows as batches fold (up to its cap), so reserve room for a full digest:
+    otherwise later calls would exceed fold.max_chars_per_call."""
+    reserved = max(len(base.body()), config.digest_max_chars) + PROMPT_OVERHEAD
+    return max(int(config.fold_value("max_chars_per_call")) - reserved, MIN_BATCH_CHARS)
+
+
 def _covers(vault: Vault, mark: str, read: list[items.Item]) -> bool:
     target = pygit2.Oid(hex=mark)
     for item in read:
-        if item.commit != mark and not vault.repo.descendant_of(target, pygit2.Oid(hex=item.commit)):
+        if item.commit != mark and not vault.repo.descendant_of(
+            target, pygit2.Oid(hex=item.commit)
+        ):
             return False
     return True
 
 
 def _commit_digest(
-    vault: Vault, new: digest_mod.Digest, mark: str, merger: str, model: str | None,
-    batch_items: int, total: int,
+    vault: Vault,
+    new: digest_mod.Digest,
+    mark: str,
+    merger: str,
+    model: str | None,
+    batch_items: int,
+    total: int,
 ) -> str:
     new.meta = {
         "kind": "digest",
@@ -257,8 +281,7 @@ def _plan_only(
     new_items = items.new_items(vault, mark)
     result.new_items = len(new_items)
     base = cur if cur is not None else digest_mod.empty(config)
-    budget = int(config.fold_value("max_chars_per_call")) - len(base.body()) - PROMPT_OVERHEAD
-    for batch in items.batches(new_items, max(budget, 2000)):
+    for batch in items.batches(new_items, _batch_budget(config, base)):
         chars = len(prompt.merge_prompt(base.body(), batch, config))
         result.dry_run_batches.append((len(batch), chars))
         result.chars_sent += chars

@@ -250,11 +250,17 @@ def cas_ref(repo: pygit2.Repository, ref: str, new: str, old: str | None, messag
         return True
     except pygit2.AlreadyExistsError:
         return False
-    except pygit2.GitError as exc:
+    except (pygit2.GitError, OSError) as exc:
+        # libgit2 reports a ref lock held by another writer as OSError("failed to lock file
+        # '….lock' for writing: "): that is contention, retried by the caller. A lock file
+        # it cannot create at all (read-only, permissions) is a real error.
         text = str(exc)
-        if "does not match" in text or "exists" in text or "locked" in text.lower():
+        if "does not match" in text or "exists" in text or "failed to lock file" in text:
             return False
-        raise GitError(f"cannot update {ref}: {text}") from exc
+        raise GitError(
+            f"cannot update {ref}: {text}",
+            hint="check that the repository's .git directory is writable",
+        ) from exc
 
 
 def delete_ref(repo: pygit2.Repository, ref: str) -> None:

@@ -80,8 +80,14 @@ def find_note_path(vault: Vault, sha: str) -> str | None:
         obj = repo.revparse_single(sha)
         commit = obj.peel(pygit2.Commit)
         info = notes.CommitInfo(
-            sha=str(commit.id), parents=(), author_name="", author_email="", authored="",
-            committed="", commit_time=commit.commit_time, message="",
+            sha=str(commit.id),
+            parents=(),
+            author_name="",
+            author_email="",
+            authored="",
+            committed="",
+            commit_time=commit.commit_time,
+            message="",
         )
         path = notes.note_path(info)
         if vault.exists(path):
@@ -112,9 +118,9 @@ def show(vault: Vault, ident: str) -> Shown:
         if text is not None:
             return _shown(path, text)
     if ident and all(c in "0123456789abcdef" for c in ident.lower()) and len(ident) >= 4:
-        path = find_note_path(vault, ident.lower())
-        if path is not None:
-            return _shown(path, vault.read_text(path) or "")
+        note = find_note_path(vault, ident.lower())
+        if note is not None:
+            return _shown(note, vault.read_text(note) or "")
         # A vault commit: show what it wrote.
         try:
             commit = vault.repo.revparse_single(ident).peel(pygit2.Commit)

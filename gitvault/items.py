@@ -56,7 +56,9 @@ def _compact_note(meta: dict[str, object], body: str) -> str:
 
 
 def _compact_session(meta: dict[str, object], body: str) -> str:
-    parts = [f"[{str(meta.get('saved_at', ''))[:16]}] {meta.get('title', '')} ({meta.get('mode', 'manual')})"]
+    parts = [
+        f"[{str(meta.get('saved_at', ''))[:16]}] {meta.get('title', '')} ({meta.get('mode', 'manual')})"
+    ]
     for name, text in sections.split_sections(body).items():
         if text:
             parts.append(f"## {name}\n{text}")
@@ -67,7 +69,9 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
     """Items added in watermark..tip, oldest first (parents before children).
 
     Merge commits (from `gitvault sync`) are skipped: their items are read from the commits
-    that first added them, which the range also contains.
+    that first added them, which the range also contains. Each path is one item: a note that
+    two clones both added (both sides of a merge) counts once, and a path the vault already
+    held at the watermark was folded then and is not read again.
     """
     tip = tip or vault.tip()
     if tip is None:
@@ -78,6 +82,7 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
     if watermark:
         walker.hide(pygit2.Oid(hex=watermark))
     out: list[Item] = []
+    seen: set[str] = set()
     for commit in walker:
         if len(commit.parents) > 1:
             continue
@@ -86,6 +91,9 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
             continue
         for path in vault.changed_paths(commit):
             if path.endswith(".md") and path.startswith((NOTES_DIR + "/", SESSIONS_DIR + "/")):
+                if path in seen or (watermark and vault.exists(path, watermark)):
+                    continue
+                seen.add(path)
                 item = _item(vault, path, commit)
                 if item is not None:
                     out.append(item)

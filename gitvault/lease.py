@@ -29,8 +29,11 @@ def fold_lease(loc: Location) -> Iterator[None]:
             holder = read_holder(loc)
             who = f" (pid {holder.get('pid')} since {holder.get('since')})" if holder else ""
             raise Busy(f"another fold is running{who}", hint="wait for it, or try again later")
-        info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(info))
         yield

@@ -41,8 +41,12 @@ class ModelMerger:
     def complete(self, prompt: str) -> str:
         try:
             proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=self.env, start_new_session=True,
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                start_new_session=True,
             )
         except OSError as exc:
             raise MergerUnavailable(f"cannot run {self.argv[0]}: {exc.strerror}") from exc
@@ -82,13 +86,23 @@ def child_env(*, keep_api_key: bool) -> dict[str, str]:
 def claude_merger(model: str | None, timeout: float, *, use_api_key: bool) -> ModelMerger:
     binary = os.environ.get("GITVAULT_CLAUDE") or shutil.which("claude")
     if not binary:
+        # One line that names the alternatives (no separate hint line).
         raise MergerUnavailable(
-            "the default merger needs the `claude` CLI on PATH, and it is not there",
-            hint="use --merger builtin (offline, deterministic), or --merger command with "
-            "fold.command set in vault.toml",
+            "the claude merger needs the `claude` CLI on PATH, and it is not there: "
+            "install Claude Code, or use --merger builtin (offline) or --merger command "
+            "(fold.command in vault.toml)"
         )
-    argv = [binary, "-p", "--output-format", "text", "--tools", "",
-            "--settings", CHILD_SETTINGS, "--no-session-persistence"]
+    argv = [
+        binary,
+        "-p",
+        "--output-format",
+        "text",
+        "--tools",
+        "",
+        "--settings",
+        CHILD_SETTINGS,
+        "--no-session-persistence",
+    ]
     if model:
         argv += ["--model", model]
     return ModelMerger("claude", tuple(argv), child_env(keep_api_key=use_api_key), timeout, model)

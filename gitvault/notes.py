@@ -19,8 +19,16 @@ NOTES_DIR = "notes"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # One record per commit: \x01 header fields (NUL-separated) \x02 then -z numstat entries.
 _FORMAT = "%x01%H%x00%P%x00%an%x00%ae%x00%aI%x00%cI%x00%ct%x00%B%x02"
-_LOG_ARGS = ["-c", "core.quotePath=false", "log", "-z", "--numstat", "-M",
-             "--diff-merges=first-parent", f"--format={_FORMAT}"]
+_LOG_ARGS = [
+    "-c",
+    "core.quotePath=false",
+    "log",
+    "-z",
+    "--numstat",
+    "-M",
+    "--diff-merges=first-parent",
+    f"--format={_FORMAT}",
+]
 
 
 @dataclass(frozen=True)

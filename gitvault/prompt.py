@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from gitvault.config import VaultConfig
 from gitvault.digest import PLACEHOLDER
 from gitvault.items import Item
@@ -28,9 +30,13 @@ least important facts, keep the six "## " categories and the citations. Caps per
 {caps}; whole digest under {max_chars} characters. Answer with the digest only."""
 
 
+# Any opening or closing tag of the prompt's own fences, in any case, with any spacing.
+_FENCE_TAG = re.compile(r"<(?=\s*/?\s*(?:vault-items?|current-digest|digest)\b)", re.I)
+
+
 def _fence(text: str) -> str:
-    # Item text can never close the fence it sits in.
-    return text.replace("</vault-item", "<\\/vault-item").replace("</vault-items", "<\\/vault-items")
+    """Untrusted text can neither close the fence it sits in nor open a forged one."""
+    return _FENCE_TAG.sub("&lt;", text)
 
 
 def _caps(config: VaultConfig) -> str:
@@ -44,8 +50,15 @@ def merge_prompt(current: str | None, items: list[Item], config: VaultConfig) ->
         max_chars=config.digest_max_chars,
         placeholder=PLACEHOLDER,
     )
-    parts = [rules, "", "<current-digest>", current.strip() if current else "(empty: this is the first fold)",
-             "</current-digest>", "", "<vault-items>"]
+    parts = [
+        rules,
+        "",
+        "<current-digest>",
+        _fence(current.strip()) if current else "(empty: this is the first fold)",
+        "</current-digest>",
+        "",
+        "<vault-items>",
+    ]
     for item in items:
         parts.append(f'<vault-item id="{item.cite}" kind="{item.kind}">')
         parts.append(_fence(item.text))
@@ -55,5 +68,7 @@ def merge_prompt(current: str | None, items: list[Item], config: VaultConfig) ->
 
 
 def compress_prompt(digest_body: str, over: list[str], config: VaultConfig) -> str:
-    head = COMPRESS.format(over=", ".join(over), caps=_caps(config), max_chars=config.digest_max_chars)
-    return f"{head}\n\n<digest>\n{digest_body}\n</digest>"
+    head = COMPRESS.format(
+        over=", ".join(over), caps=_caps(config), max_chars=config.digest_max_chars
+    )
+    return f"{head}\n\n<digest>\n{_fence(digest_body)}\n</digest>"

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from gitvault import frontmatter, git, sections
 from gitvault.textclean import RECALL_BEGIN, RECALL_END
@@ -33,12 +36,16 @@ class Recall:
     omitted: list[str] = field(default_factory=list)
     has_digest: bool = False
     sessions: list[str] = field(default_factory=list)
+    # What could not be read (the hook logs these; the block says what it could).
+    problems: list[str] = field(default_factory=list)
 
 
 def _cut(text: str, limit: int, what: str) -> str:
     if len(text) <= limit:
         return text
     marker = f"\n[… {what} cut at {limit} characters]"
+    if limit <= len(marker):
+        return text[: max(limit, 0)]
     room = limit - len(marker)
     cut = text[:room]
     if "\n" in cut:
@@ -70,6 +77,7 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
     rev = f"refs/heads/{branch}"
     entries = git.ls_tree(cwd, rev, ["_master.md", "vault.toml", "sessions/", "patterns/"])
     if not entries:
+        _check_readable(cwd, rev)  # a vault that exists but cannot be read is an error
         return Recall(text="")  # no vault here: say nothing
     by_path = {e.path: e for e in entries}
     session_paths = sorted(
@@ -77,11 +85,14 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
         reverse=True,
     )
     pattern_paths = sorted(
-        e.path for e in entries if e.path.startswith("patterns/") and e.path.endswith(".md")
+        e.path
+        for e in entries
+        if e.path.startswith("patterns/")
+        and e.path.endswith(".md")
         and not e.path.endswith("/README.md")
     )
-    wanted = [p for p in ("_master.md", "vault.toml") if p in by_path]
-    wanted += session_paths[:2] + pattern_paths
+    wanted: list[str] = [p for p in ("_master.md", "vault.toml") if p in by_path]
+    wanted += _candidates(session_paths, 2) + pattern_paths
     blobs = git.cat_blobs(cwd, [by_path[p].oid for p in wanted])
 
     def read(path: str) -> str:
@@ -89,33 +100,58 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
         data = blobs.get(entry.oid, b"") if entry else b""
         return data.decode("utf-8", "replace")
 
+    def unreadable(path: str) -> bool:
+        return path in by_path and by_path[path].oid not in blobs
+
     settings = _recall_settings(read("vault.toml"))
     block_max = min(int(settings.get("max_chars", BLOCK_MAX)), BLOCK_MAX)
     section_max = int(settings.get("section_chars", SECTION_MAX))
     max_patterns = int(settings.get("pattern_lines", PATTERN_LINES))
     n_sessions = int(settings.get("sessions", 2))
+    candidates = _candidates(session_paths, n_sessions)
+    more = [by_path[p].oid for p in candidates if p not in wanted]
+    if more:  # the first batch fetched the candidates for two sessions only
+        blobs.update(git.cat_blobs(cwd, more))
+    newest = _newest(candidates, read)[:n_sessions]
 
     recall = Recall(text="")
+    recall.problems = [
+        f"cannot read {p} from the vault branch '{branch}' (object {by_path[p].oid[:12]} missing)"
+        for p in ["_master.md", *candidates, *pattern_paths]
+        if unreadable(p)
+    ]
     parts: list[str] = []
     digest_text = read("_master.md")
-    if digest_text:
+    if unreadable("_master.md"):
+        parts.append("The digest exists but could not be read (logged; see `gitvault status`).")
+    elif digest_text:
         meta, body = frontmatter.parse(digest_text)
         recall.has_digest = True
         when = str(meta.get("folded_at", ""))[:16]
         merger = meta.get("merger", "?")
         body = _strip_fences(body).strip()
+        if len(body) > DIGEST_MAX:
+            recall.omitted.append(
+                f"digest beyond {DIGEST_MAX:,} of {len(body):,} characters "
+                "(`gitvault show _master.md`)"
+            )
         parts.append(
-            f"Project memory digest (folded {when} by {merger}; cite-check with `git show <sha>`):\n"
-            + _cut(body, DIGEST_MAX, "digest")
+            f"Project memory digest (folded {when} by {merger}; "
+            "cite-check with `git show <sha>`):\n" + _cut(body, DIGEST_MAX, "digest")
         )
     else:
-        notes = len(git.ls_tree(cwd, rev, ["notes/"], recursive=True))
+        notes = sum(
+            e.path.endswith(".md") for e in git.ls_tree(cwd, rev, ["notes/"], recursive=True)
+        )  # notes/.keep is not a note
+        waiting = f"{_count(notes, 'commit note')} and {_count(len(session_paths), 'session')}"
         parts.append(
-            f"No digest yet: {notes} commit notes and {len(session_paths)} sessions are waiting "
-            "for a fold (`gitvault fold`)."
+            f"No digest yet: {waiting} are waiting for a fold (`gitvault fold`); "
+            "nothing has been folded into a digest so far."
         )
     optional: list[tuple[str, str]] = []  # (name for [omitted], text), in priority order
-    for path in session_paths[:n_sessions]:
+    for path in newest:
+        if unreadable(path):
+            continue
         meta, body = frontmatter.parse(read(path))
         found = sections.split_sections(_strip_fences(body))
         slug = path[len("sessions/") : -3]
@@ -137,10 +173,44 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
     return recall
 
 
-def _assemble(required: list[str], optional: list[tuple[str, str]], limit: int,
-              omitted: list[str]) -> str:
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def _minute(path: str) -> str:
+    return path[len("sessions/") :][: len("YYYY-MM-DD-HHMM")]
+
+
+def _candidates(paths: list[str], n: int, cap: int = 50) -> list[str]:
+    """The newest n sessions by name, plus every other session saved in the same minutes
+    (names have minute resolution, so within a minute only saved_at tells the order)."""
+    if len(paths) <= n or n <= 0:
+        return paths[: max(n, 0)]
+    cutoff = _minute(paths[n - 1])
+    return [p for p in paths if _minute(p) >= cutoff][: max(cap, n)]
+
+
+def _newest(paths: list[str], read: Callable[[str], str]) -> list[str]:
+    """Newest first by the saved_at in each session's front matter, then by name."""
+
+    def key(path: str) -> tuple[float, str]:
+        meta, _ = frontmatter.parse(read(path))
+        try:
+            moment = datetime.fromisoformat(str(meta.get("saved_at"))).timestamp()
+        except (TypeError, ValueError):
+            moment = 0.0
+        return moment, path
+
+    return sorted(paths, key=key, reverse=True)
+
+
+def _assemble(
+    required: list[str], optional: list[tuple[str, str]], limit: int, omitted: list[str]
+) -> str:
+    """Fence + required parts, then optional parts in priority order while they fit. Each fit
+    is checked as if every later part were omitted too (the longest [omitted: …] line that can
+    still occur), so the final block, whatever is left out, is never over the limit."""
     head, tail = RECALL_BEGIN, RECALL_END
-    reserve = 200  # room for the [omitted: …] line
 
     def render(bodies: list[str], omitted_now: list[str]) -> str:
         lines = [head, *bodies]
@@ -149,12 +219,14 @@ def _assemble(required: list[str], optional: list[tuple[str, str]], limit: int,
         lines.append(tail)
         return "\n\n".join(lines)
 
+    names = [name for name, _ in optional]
     bodies = list(required)
-    if len(render(bodies, omitted)) > limit:  # the digest alone is too big: cut it harder
-        room = limit - len(render([], omitted)) - reserve
+    worst = omitted + names
+    if len(render(bodies, worst)) > limit:  # the required part alone is too big: cut it harder
+        room = limit - len(render([""], worst))
         bodies = [_cut("\n\n".join(bodies), max(room, 0), "digest")]
-    for name, text in optional:
-        if len(render([*bodies, text], omitted)) + reserve <= limit:
+    for index, (name, text) in enumerate(optional):
+        if len(render([*bodies, text], omitted + names[index + 1 :])) <= limit:
             bodies.append(text)
         else:
             omitted.append(name)
@@ -173,7 +245,21 @@ def _strip_fences(text: str) -> str:
     return text
 
 
-def _recall_settings(vault_toml: str) -> dict[str, object]:
+def _check_readable(cwd: Path, rev: str) -> None:
+    """Raise when the vault ref exists but its tree cannot be read (a broken or partial
+    clone): say nothing about a missing vault, but never hide a broken one."""
+    exists = git.run_git(["rev-parse", "-q", "--verify", rev], cwd, check=False)
+    if exists.returncode != 0:
+        return
+    tree = git.run_git(["cat-file", "-e", f"{rev}^{{tree}}"], cwd, check=False)
+    if tree.returncode != 0:
+        raise git.GitError(
+            f"the vault branch {rev} ({exists.stdout.decode().strip()[:12]}) cannot be read",
+            hint="run `git fsck`, or fetch the vault branch again",
+        )
+
+
+def _recall_settings(vault_toml: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(vault_toml) if vault_toml else {}
     except tomllib.TOMLDecodeError:

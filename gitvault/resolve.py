@@ -30,7 +30,7 @@ class Location:
 
     @property
     def worktree_name(self) -> str:
-        """"main" for the main worktree, else the linked worktree's name."""
+        """ "main" for the main worktree, else the linked worktree's name."""
         if self.git_dir == self.common_dir:
             return "main"
         return self.git_dir.name

@@ -73,7 +73,9 @@ def prepare(raw: str) -> tuple[str, int]:
             "(recalled memory between the VAULT RECALL fences does not count)",
         )
     if not sections.split_sections(cleaned).get("summary", "").strip():
-        raise SessionRefused("## Summary is empty", hint="say what this session did under ## Summary")
+        raise SessionRefused(
+            "## Summary is empty", hint="say what this session did under ## Summary"
+        )
     return cleaned, sum(r.count for r in redactions)
 
 
@@ -99,7 +101,9 @@ def save(
         if vault.exists(f"{SESSIONS_DIR}/{slug}.md"):
             continue
         try:
-            return _write(vault, slug, name, body, moment, redactions, session_id, agent, mode, extra)
+            return _write(
+                vault, slug, name, body, moment, redactions, session_id, agent, mode, extra
+            )
         except PathTaken:
             continue  # a racing save took this slug first: take the next one
     raise GitvaultError(f"too many sessions named {base}", hint="pass a different --title")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,18 +47,39 @@ def status(loc: Location) -> Status:
         warnings.append(f"vault format {fmt} is newer than this gitvault ({FORMAT_VERSION})")
     missing = [h["name"] for h in hooks if not h["installed"]]
     if tip is not None and missing:
-        where = f"core.hooksPath ({hdir.scope}) {hdir.path}" if hdir.scope != "default" else str(hdir.path)
+        where = (
+            f"core.hooksPath ({hdir.scope}) {hdir.path}"
+            if hdir.scope != "default"
+            else str(hdir.path)
+        )
         warnings.append(
             f"hooks not active in this worktree: {', '.join(missing)} missing from {where}"
-            + ("; run `gitvault install` here" if hdir.scope not in ("global", "system")
-               else "; run `gitvault install --force` or unset core.hooksPath")
+            + (
+                "; run `gitvault install` here"
+                if hdir.scope not in ("global", "system")
+                else "; run `gitvault install --force` or unset core.hooksPath"
+            )
         )
     for h in hooks:
         if h["foreign"]:
             warnings.append(f"{h['name']} in {hdir.path} is not gitvault's (install chains it)")
+    state = loc.state_dir
+    spool = state / drain.SPOOL
+    if tip is not None and state.is_dir() and not os.access(state, os.W_OK):
+        warnings.append(
+            f"cannot write to {state}: commits are not being recorded; make it writable, "
+            "then `gitvault backfill` writes the missing notes"
+        )
+    elif spool.exists() and not spool.is_file():
+        warnings.append(
+            f"{spool} is not a file, so commits cannot be recorded; remove it, "
+            "then `gitvault backfill` writes the missing notes"
+        )
     backlog = drain.spool_backlog(loc)
     if backlog:
-        warnings.append(f"{backlog} commit(s) waiting in the spool (any gitvault command drains it)")
+        warnings.append(
+            f"{backlog} commit(s) waiting in the spool (any gitvault command drains it)"
+        )
     last_note = last_fold = None
     if tip is not None and fmt is not None:
         for entry in history.entries(vault, limit=1, kind="note"):

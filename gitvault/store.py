@@ -178,7 +178,9 @@ class Vault:
         tree = git.write_tree(self.repo, None, files)
         sha = git.create_commit(self.repo, tree, [], message)
         if not git.cas_ref(self.repo, self.ref, sha, None, message):
-            raise Busy(f"branch '{self.branch}' appeared while creating it", hint="run install again")
+            raise Busy(
+                f"branch '{self.branch}' appeared while creating it", hint="run install again"
+            )
         return sha
 
     # -- history -------------------------------------------------------------------------

@@ -26,5 +26,7 @@ def parse_since(value: str | None) -> int | None:
     )
     match = re.search(r"--max-age=(\d+)", proc.stdout)
     if proc.returncode != 0 or not match:
-        raise GitvaultError(f"cannot read the date {value!r}", hint="use YYYY-MM-DD or '3 days ago'")
+        raise GitvaultError(
+            f"cannot read the date {value!r}", hint="use YYYY-MM-DD or '3 days ago'"
+        )
     return int(match.group(1))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from gitvault import recall as recall_mod
-from gitvault.commands.common import emit_json, location, out
+from gitvault.commands.common import emit_json, err, location, out
 
-hook_app = typer.Typer(help="Entry points for git and Claude Code hooks (called by gitvault's shims).")
+hook_app = typer.Typer(
+    help="Entry points for git and Claude Code hooks (called by gitvault's shims)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -22,16 +26,32 @@ def recall(
     """Print the recall block Claude Code's SessionStart hook injects (≤ 9,500 characters)."""
     loc = location(ctx)
     result = recall_mod.build(loc.workdir or loc.common_dir)
+    for problem in result.problems:
+        err.print(f"warning: {problem}", markup=False)
     if json_out:
-        emit_json("recall", {"text": result.text, "chars": len(result.text),
-                             "omitted": result.omitted, "has_digest": result.has_digest,
-                             "sessions": result.sessions})
+        emit_json(
+            "recall",
+            {
+                "text": result.text,
+                "chars": len(result.text),
+                "omitted": result.omitted,
+                "has_digest": result.has_digest,
+                "sessions": result.sessions,
+            },
+        )
         return
-    out.print(result.text or "(no vault here: run `gitvault install`)", markup=False)
+    if not result.text:
+        out.print("(no vault here: run `gitvault install`)", markup=False)
+        return
+    # Written raw, not through rich: the block must be byte for byte what the hook injects
+    # (rich would turn ":rocket:" into an emoji and could wrap or restyle text).
+    sys.stdout.write(result.text + "\n")
 
 
 @hook_app.command("claude")
-def hook_claude(event: str = typer.Argument(..., help="session-start, stop, pre-compact or session-end.")) -> None:
+def hook_claude(
+    event: str = typer.Argument(..., help="session-start, stop, pre-compact or session-end."),
+) -> None:
     """Run a Claude Code hook (reads the hook input on stdin; always exits 0)."""
     from gitvault import claude_hooks
 

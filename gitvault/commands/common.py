@@ -14,6 +14,8 @@ from typing import Any
 from rich.console import Console
 
 from gitvault import drain
+from gitvault.errors import GitvaultError
+from gitvault.locking import log_failure
 from gitvault.resolve import Location, resolve
 
 JSON_VERSION = 1
@@ -42,6 +44,10 @@ def location(ctx: Any, *, drain_spool: bool = True) -> Location:
             drain.drain(loc, block=True, timeout=10.0)
         except OSError:
             pass  # a read-only repository still answers read-only commands
+        except GitvaultError as exc:
+            # The spool stays on disk for later; the command itself still runs (status shows
+            # the logged failure, and commands that write refuse with their own message).
+            log_failure(loc.state_dir, f"drain failed: {type(exc).__name__}: {exc.message}")
     return loc
 
 

@@ -27,10 +27,16 @@ def install(
     force: bool = typer.Option(
         False, "--force", help="Also write into a global/system core.hooksPath."
     ),
+    no_claude: bool = typer.Option(
+        False, "--no-claude", help="Only the vault and git hooks: no Claude hooks, no CLAUDE.md."
+    ),
+    local: bool = typer.Option(
+        False, "--local", help="Claude Code hooks go to .claude/settings.local.json."
+    ),
 ) -> None:
     """Create the vault branch and install the git hook shims. Safe to run again."""
     loc = location(ctx, drain_spool=False)
-    report = install_mod.install(loc, force=force)
+    report = install_mod.install(loc, force=force, claude=not no_claude, local=local)
     for line in report.changes:
         out.print(f"  {line}")
     for line in report.notes:

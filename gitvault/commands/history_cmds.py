@@ -21,7 +21,9 @@ def log_cmd(
     ctx: typer.Context,
     n: int = typer.Option(20, "-n", "--max-count", min=1, help="Show at most N entries."),
     kind: str = typer.Option(None, "--kind", help="Only note, session or fold."),
-    since: str = typer.Option(None, "--since", help="Only entries after this date (YYYY-MM-DD or '3 days ago')."),
+    since: str = typer.Option(
+        None, "--since", help="Only entries after this date (YYYY-MM-DD or '3 days ago')."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """The vault's history, newest first: one line per note, session and fold."""
@@ -48,7 +50,9 @@ def log_cmd(
 
 def show(
     ctx: typer.Context,
-    ident: str = typer.Argument(..., metavar="ID", help="Commit sha (full or short), session slug or vault path."),
+    ident: str = typer.Argument(
+        ..., metavar="ID", help="Commit sha (full or short), session slug or vault path."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Print a note, a session or the digest."""

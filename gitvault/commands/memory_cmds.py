@@ -82,7 +82,7 @@ def fold(
         )
         return
     opts = fold_mod.FoldOptions(merger=merger, model=model, dry_run=dry_run, rebuild=rebuild)
-    result = fold_mod.fold(loc, opts, say=lambda s: err.print(s))
+    result = fold_mod.fold(loc, opts, say=lambda s: err.print(s, markup=False))
     patched = None
     if result.commits:
         vault = Vault(loc)
@@ -120,23 +120,23 @@ def fold(
             out.print(f"  call {i}: {n} items, {chars:,} characters")
         return
     if result.skipped_reason and not result.commits:
-        out.print(f"fold: nothing done: {result.skipped_reason}")
+        out.print(f"fold: nothing done: {result.skipped_reason}", markup=False)
         return
     out.print(
         f"folded {result.new_items} items in {result.batches} batch(es) with"
         f"{label or ' ' + result.merger} → {', '.join(c[:7] for c in result.commits)}"
     )
     if result.skipped_reason:
-        out.print(f"  stopped early: {result.skipped_reason}")
+        out.print(f"  stopped early: {result.skipped_reason}", markup=False)
     for line in result.dropped:
-        err.print(f"  dropped: {line}")
+        err.print(f"  dropped: {line}", markup=False)  # model text: no rich markup
     for name in dict.fromkeys(result.cut):
         err.print(f"  cut to its cap: {name}")
     if patched:
         for name in patched.written:
-            out.print(f"  patched {name}")
+            out.print(f"  patched {name}", markup=False)
         for line in patched.refused:
-            err.print(f"  warning: not patched: {line}")
+            err.print(f"  warning: not patched: {line}", markup=False)
 
 
 def patch(
@@ -156,6 +156,6 @@ def patch(
         loc.workdir, vault.read_text(digest_mod.PATH), config, files=[file] if file else None
     )
     for name in report.written:
-        out.print(f"patched {name}")
+        out.print(f"patched {name}", markup=False)
     for name in report.unchanged:
-        out.print(f"{name} is up to date")
+        out.print(f"{name} is up to date", markup=False)

@@ -1,0 +1,139 @@
+"""Shared fixtures. Every test runs with a private HOME and global git config (autouse guard),
+and the foundation tests get a factory of real temporary repositories with gitvault installed.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import Repo, make_repo
+
+# The real home, read from the password database (HOME itself is replaced below).
+REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
+# Files a careless test (or gitvault bug) could write to in the real home.
+WATCHED = (
+    ".gitconfig",
+    ".config/git/config",
+    ".config/git",
+    ".gitvault",
+    ".config/gitvault",
+    ".claude.json",
+    ".claude/settings.json",
+)
+# Variables git exports to hooks or that users set to redirect git: a test must start clean.
+_GIT_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_TRACE",
+)
+
+
+def _snapshot_real_home() -> dict[str, tuple[int, int] | None]:
+    out: dict[str, tuple[int, int] | None] = {}
+    for rel in WATCHED:
+        path = REAL_HOME / rel
+        try:
+            st = path.stat()
+        except OSError:
+            out[rel] = None
+        else:
+            out[rel] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """HOME, the global git config and the XDG dirs point into a temporary folder; the system
+    git config is ignored; no GIT_* location variable or GITVAULT_* setting leaks in. Fails
+    the test if anything in the real home's git/gitvault/claude config changed meanwhile."""
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = Test Dev\n\temail = dev@example.com\n"
+        "[init]\n\tdefaultBranch = main\n"
+        "[advice]\n\tdetachedHead = false\n"
+        "[gc]\n\tauto = 0\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
+    for var in _GIT_LOCATION_VARS:
+        monkeypatch.delenv(var, raising=False)
+    for var in list(os.environ):
+        if var.startswith("GITVAULT_"):
+            monkeypatch.delenv(var, raising=False)
+    before = _snapshot_real_home()
+    yield home
+    assert os.environ.get("HOME") == str(home), "a test changed HOME back to a real location"
+    after = _snapshot_real_home()
+    changed = [rel for rel in WATCHED if before[rel] != after[rel]]
+    assert not changed, f"a test wrote to the real home {REAL_HOME}: {changed}"
+
+
+TEST_TIME_LIMIT = 600  # seconds; a hung test fails with a traceback instead of hanging the run
+
+
+@pytest.fixture(autouse=True)
+def time_limit() -> Iterator[None]:
+    """Fail (not hang) a test that runs longer than TEST_TIME_LIMIT: SIGALRM raises in it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"test ran longer than {TEST_TIME_LIMIT}s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(TEST_TIME_LIMIT)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def repo_factory(tmp_path: Path) -> Callable[..., Repo]:
+    """make(name="repo", install=True, commit=True, sync=True, claude=False) → Repo: a real repository with
+    an identity, a first commit and (by default) `gitvault install` run through the CLI."""
+    counter = 0
+
+    def make(name: str | None = None, **kwargs: object) -> Repo:
+        nonlocal counter
+        counter += 1
+        return make_repo(tmp_path / (name or f"repo{counter}"), **kwargs)  # type: ignore[arg-type]
+
+    return make
+
+
+@pytest.fixture
+def repo(repo_factory: Callable[..., Repo]) -> Repo:
+    """An installed repository whose commits write notes in the foreground (GITVAULT_SYNC)."""
+    return repo_factory("repo")

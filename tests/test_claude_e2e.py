@@ -1,0 +1,417 @@
+"""The whole loop with the real Claude Code CLI (`claude -p`, installed from npm) running offline
+against the local Messages API mock, with the hooks `gitvault install` wrote into
+.claude/settings.json. Everything is asserted from what the mock received and from the repository.
+
+Marked `claude`; in the default suite. When the CLI cannot be had these tests skip with the
+reason printed (or fail, with GITVAULT_REQUIRE_CLAUDE=1); they never pass silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_cli import (
+    FAKE_API_KEY,
+    claude_binary,
+    claude_env,
+    claude_unavailable_reason,
+    claude_version,
+    run_claude,
+    transcripts,
+)
+from claude_hook_helpers import fold_processes, log_text, state_files
+from helpers import Repo, snapshot_user_state, wait_until
+from memory_helpers import (
+    cli_sub,
+    digest_answer,
+    prompt_items,
+    set_config,
+    vault_text,
+)
+from mock_anthropic import (
+    MockAnthropic,
+    Reply,
+    bash,
+    ends_with_tool_result,
+    last_user_text,
+    message_texts,
+    received_text,
+    text,
+)
+
+from gitvault import frontmatter
+from gitvault.patch import BEGIN as PATCH_BEGIN
+from gitvault.patch import END as PATCH_END
+
+pytestmark = pytest.mark.claude
+
+MODEL = "claude-sonnet-4-5"
+CLI_TIMEOUT = 90
+FOLD_TOKEN = "fold-bearer-token"
+RECALL_CANARY = "RECALL-CANARY-3f9a"  # a standing pattern: recalled, never saved back
+PROMPT = "please commit the greeting fix"
+TOOL_COMMIT = (
+    "printf 'print(\"hello\")\\n' > app.py && git add app.py && "
+    "git commit -q -m 'fix: greeting says hello' && git log -1 --format='committed %h'"
+)
+FOLD_PROMPT = "You maintain the memory digest of a software project"
+SAVE_LINE = re.compile(r"^(?P<cmd>.*\bsave --session-id (?P<sid>\S+) .*<<'GITVAULT_EOF')$", re.M)
+PLACEHOLDER = re.compile(r"<[a-z][^<>\n]*>")
+FILLED = {
+    "<what this session did>": "Fix the greeting",
+    "<what was done and why, 2-5 lines>": "Changed the greeting to say hello (E2E-SUMMARY).",
+    "<decision — reason>": "Keep the greeting in app.py — one file is enough",
+    "<what remains>": "Translate the greeting",
+}
+WRAPPER = """\
+#!{python}
+# Records how gitvault's claude merger started `claude`, then becomes the real CLI.
+import json, os, sys
+with open({record!r}, "a") as fh:
+    call = {{"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}
+    fh.write(json.dumps(call) + "\\n")
+os.execv({real!r}, [{real!r}, *sys.argv[1:]])
+"""
+
+
+@pytest.fixture(scope="session")
+def claude() -> Path:
+    binary = claude_binary()
+    if binary is None:
+        reason = claude_unavailable_reason()
+        print(f"\n[claude e2e] skipped: {reason}", file=sys.stderr)
+        if os.environ.get("GITVAULT_REQUIRE_CLAUDE") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    print(f"\n[claude e2e] Claude Code {claude_version(binary)} at {binary}", file=sys.stderr)
+    return binary
+
+
+@pytest.fixture
+def api() -> Iterator[MockAnthropic]:
+    with MockAnthropic() as mock:
+        yield mock
+
+
+@pytest.fixture
+def project(repo_factory: Callable[..., Repo]) -> Repo:
+    """`gitvault install` (settings.json hooks → this interpreter), some history with notes, a
+    saved session, a builtin digest, a standing pattern; the install's files are committed so
+    the working tree starts clean."""
+    repo = repo_factory("proj", claude=True)
+    # The CLI runs with a temporary HOME: git's identity must come from the repository.
+    repo.git("config", "user.name", "E2E Dev")
+    repo.git("config", "user.email", "e2e@example.com")
+    repo.commit("feat: add the greeting module", files={"app.py": "print('hi')\n"})
+    repo.commit("docs: explain the greeting", files={"docs/usage.md": "Run app.py.\n"})
+    saved = cli_sub(
+        repo,
+        "save",
+        "--title",
+        "Set up the project",
+        "--session-id",
+        "earlier",
+        stdin="## Summary\nCreated app.py.\n## Key Decisions\n- Python only\n"
+        "## Next Steps\n- Fix the greeting\n",
+    )
+    assert saved.code == 0, saved
+    from memory_helpers import vault_of
+
+    vault_of(repo).commit(
+        {"patterns/team.md": f"- Keep commits small ({RECALL_CANARY})\n".encode()},
+        "patterns: team rules",
+    )
+    assert repo.gv("fold", "--merger", "builtin").code == 0
+    repo.git("add", ".claude", "CLAUDE.md")
+    repo.commit("chore: commit the gitvault install", files={})
+    return repo
+
+
+def _claude(
+    claude: Path, api: MockAnthropic, repo: Repo, home: Path, prompt: str, *args: str
+) -> dict[str, Any]:
+    done = run_claude(
+        claude,
+        ["-p", prompt, "--output-format", "json", "--model", MODEL, *args],
+        cwd=repo.path,
+        home=home,
+        base_url=api.base_url,
+        timeout=CLI_TIMEOUT,
+        extra_env={"GITVAULT_SYNC": "1"},
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    result: dict[str, Any] = json.loads(done.stdout)
+    assert result["is_error"] is False, result
+    assert not api.errors, api.errors
+    return result
+
+
+def _save_command(reason_text: str) -> tuple[str, str]:
+    """The save command the Stop hook's reason gives (heredoc included), and the same command
+    with its <placeholders> filled in, as a model would."""
+    match = SAVE_LINE.search(reason_text)
+    assert match, f"no save command in:\n{reason_text}"
+    start = match.start("cmd")
+    end = reason_text.index("\nGITVAULT_EOF", start) + len("\nGITVAULT_EOF")
+    given = reason_text[start:end]
+    filled = PLACEHOLDER.sub(lambda m: FILLED[m.group(0)], given)
+    return given, filled
+
+
+def _outside_sentinels(data: bytes) -> bytes:
+    text = data.decode()
+    return (text[: text.index(PATCH_BEGIN)] + text[text.index(PATCH_END) :]).encode()
+
+
+def test_the_whole_loop_with_the_real_cli(
+    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+) -> None:
+    repo = project
+    set_config(repo, "capture", fold_on_session_end=False)  # the fold is run by hand below
+    expected_block = cli_sub(repo, "recall").out
+    assert expected_block.endswith("=== END VAULT RECALL ===\n")
+    expected_block = expected_block[:-1]
+    assert RECALL_CANARY in expected_block and "Set up the project" in expected_block
+    before = snapshot_user_state(repo)
+    assert before["status"] == ""
+
+    ran: dict[str, str] = {}
+
+    def respond(body: dict[str, Any]) -> Reply | str:
+        last = last_user_text(body)
+        if FOLD_PROMPT in last:
+            return text("unexpected fold request in the session")
+        if ends_with_tool_result(body):
+            return text("Saved the session." if "save" in ran else "Committed the fix.")
+        if SAVE_LINE.search(last):  # the Stop hook's block reason reached the model
+            ran["reason"], ran["save"] = _save_command(last)
+            return bash(ran["save"], "save the session to gitvault")
+        if PROMPT in last:
+            ran["commit"] = TOOL_COMMIT
+            return bash(TOOL_COMMIT, "commit the fix")
+        return text("Nothing to do.")
+
+    api.responder = respond
+    home = tmp_path / "claude-home"
+    result = _claude(claude, api, repo, home, PROMPT, "--allowedTools", "Bash")
+    sid = result["session_id"]
+    requests = [r.body for r in api.message_requests()]
+
+    # (a) The recall block arrives verbatim and whole in the first request.
+    first_user = message_texts(requests[0], "user")[0]
+    assert expected_block in first_user
+    assert first_user.count(expected_block) == 1 and "persisted-output" not in first_user
+    assert f"SessionStart hook additional context: {expected_block}" in first_user
+
+    # (b) The tool commit's hash is in its output; the Stop hook's reason reached the model.
+    head = repo.head()
+    assert repo.git("log", "-1", "--format=%s") == "fix: greeting says hello"
+    assert f"committed {head[:7]}" in received_text(requests[1])
+    asked = [b for b in requests if SAVE_LINE.search(last_user_text(b))]
+    assert len(asked) == 1, "asked exactly once"
+    reason = last_user_text(asked[0])
+    assert f"{head[:7]} fix: greeting says hello" in reason
+    assert f"save --session-id {sid} " in reason
+    for name in ("## Summary", "## Key Decisions", "## Next Steps"):
+        assert name in reason
+    # The model ran exactly that command, placeholders filled in.
+    assert ran["save"] == PLACEHOLDER.sub(lambda m: FILLED[m.group(0)], ran["reason"])
+    assert len(requests) == 4 and result["result"] == "Saved the session."
+
+    # (c) The session landed in the vault, once, as the agent wrote it.
+    log = cli_sub(repo, "log", "--kind", "session", "--json")
+    assert log.code == 0, log
+    entries = json.loads(log.out)["data"]
+    mine = [e for e in entries if "fix-the-greeting" in json.dumps(e)]
+    assert len(mine) == 1, entries
+    session_files = [
+        p for p in repo.vault_files() if p.startswith("sessions/") and p.endswith(".md")
+    ]
+    metas = [frontmatter.parse(vault_text(repo, p) or "") for p in session_files]
+    by_sid = [(m, b) for m, b in metas if m.get("session_id") == sid]
+    assert len(by_sid) == 1, "the agent's save, and no automatic record besides it"
+    meta, body = by_sid[0]
+    assert meta["mode"] == "manual" and meta["agent"] == "claude-code"
+    assert meta["title"] == "Fix the greeting" and "E2E-SUMMARY" in body
+    assert RECALL_CANARY not in body
+    index_after_session = (repo.git_dir / "index").read_bytes()
+
+    # (d) `gitvault fold` with the claude merger, the real CLI as the child, against the mock.
+    record = tmp_path / "merger-calls.jsonl"
+    wrapper = tmp_path / "bin" / "claude"
+    wrapper.parent.mkdir()
+    wrapper.write_text(WRAPPER.format(python=sys.executable, record=str(record), real=str(claude)))
+    wrapper.chmod(0o755)
+    old_digest = vault_text(repo, "_master.md")
+    state_before_fold = state_files(repo)
+    log_before_fold = log_text(repo)
+    api.clear()
+    note_id = f"c:{head[:7]}"
+    session_id = f"s:{meta['slug']}"
+
+    def fold_reply(body: dict[str, Any]) -> Reply | str:
+        prompt = last_user_text(body)
+        if FOLD_PROMPT not in prompt:
+            return text("not a fold prompt")
+        ids = prompt_items(prompt)
+        assert note_id in ids and session_id in ids, ids
+        return digest_answer(
+            {
+                "State": [f"- The greeting says hello ({note_id})"],
+                "Decisions": [f"- Keep the greeting in app.py ({session_id})"],
+                "Next steps": [f"- Translate the greeting ({session_id})"],
+            }
+        )
+
+    api.responder = fold_reply
+    fold_home = tmp_path / "fold-home"
+    fold_home.mkdir()
+    env = claude_env(
+        home=fold_home,
+        base_url=api.base_url,
+        extra_env={
+            "GITVAULT_CLAUDE": str(wrapper),
+            "ANTHROPIC_AUTH_TOKEN": FOLD_TOKEN,
+            "GIT_CONFIG_NOSYSTEM": "1",
+        },
+    )
+    fold = subprocess.run(
+        [sys.executable, "-m", "gitvault", "fold", "--merger", "claude"],
+        cwd=repo.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert fold.returncode == 0, f"{fold.stdout}\n{fold.stderr}"
+    assert "folded " in fold.stdout and "claude" in fold.stdout
+    new_digest = vault_text(repo, "_master.md")
+    assert new_digest != old_digest
+    new_meta, new_body = frontmatter.parse(new_digest or "")
+    assert new_meta["merger"] == "claude"
+    for line in (
+        f"- The greeting says hello ({note_id})",
+        f"- Keep the greeting in app.py ({session_id})",
+    ):
+        assert line in new_body
+    (fold_request,) = api.message_requests()
+    assert FOLD_PROMPT in last_user_text(fold_request.body)
+
+    # (e) No gitvault hook ran inside the fold's child session.
+    (call,) = [json.loads(line) for line in record.read_text().splitlines()]
+    assert call["env"]["GITVAULT_CHILD"] == "1"
+    assert "ANTHROPIC_API_KEY" not in call["env"], "the merger removes the API key by default"
+    assert fold_request.headers.get("authorization") == f"Bearer {FOLD_TOKEN}"
+    assert "x-api-key" not in fold_request.headers
+    argv = call["argv"]
+    assert argv[argv.index("--settings") + 1] == '{"disableAllHooks": true}'
+    assert "--no-session-persistence" in argv and argv[argv.index("--tools") + 1] == ""
+    assert call["cwd"] == str(repo.path), "the child ran where project hooks would apply"
+    fold_text = received_text(fold_request.body)
+    # (CLAUDE.md, which the child reads, mentions the fence; the recall block itself is absent.)
+    assert "SessionStart hook" not in fold_text and "Project memory digest (folded" not in fold_text
+    assert RECALL_CANARY not in fold_text
+    assert state_files(repo) == state_before_fold, "no claude-sessions state for the child"
+    assert log_text(repo) == log_before_fold
+    assert transcripts(fold_home) == [], "the child kept no transcript"
+
+    # (f) The user's tree and index: only the scripted commit and the CLAUDE.md patch changed.
+    after = snapshot_user_state(repo)
+    porcelain = repo.run(
+        "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all"
+    ).stdout.decode()
+    assert porcelain == " M CLAUDE.md\n", "only the fold's CLAUDE.md patch, nothing staged"
+    assert repo.git("rev-parse", "HEAD^") == before["head_sha"]
+    assert repo.git("diff", "--name-only", before["head_sha"], "HEAD") == "app.py"
+    changed = {
+        k
+        for k in before["files"].keys() | after["files"].keys()
+        if before["files"].get(k) != after["files"].get(k)
+    }
+    assert changed == {"app.py", "CLAUDE.md"}
+    assert after["files"]["app.py"] == b'print("hello")\n'
+    assert _outside_sentinels(after["files"]["CLAUDE.md"]) == _outside_sentinels(
+        before["files"]["CLAUDE.md"]
+    )
+    assert "The greeting says hello" not in before["files"]["CLAUDE.md"].decode()
+    assert [r for r in after["refs"] if not r.startswith("refs/heads/main ")] == [
+        r for r in before["refs"] if not r.startswith("refs/heads/main ")
+    ]
+    # The index holds exactly HEAD's tree (what the tool's `git commit` left) ...
+    assert repo.run("diff", "--cached", "--quiet", check=False).returncode == 0
+    assert _index_entries(repo) == _tree_entries(repo, "HEAD")
+    # ... and nothing after that commit (hooks, the save, the fold) touched it.
+    assert (repo.git_dir / "index").read_bytes() == index_after_session == after["index"]
+
+
+def _index_entries(repo: Repo) -> list[str]:
+    return sorted(
+        line.replace("\t", " ").replace(" 0 ", " ", 1)
+        for line in repo.git("ls-files", "-s").splitlines()
+    )
+
+
+def _tree_entries(repo: Repo, rev: str) -> list[str]:
+    out = []
+    for line in repo.git("ls-tree", "-r", rev).splitlines():
+        mode, _kind, rest = line.split(" ", 2)
+        oid, path = rest.split("\t", 1)
+        out.append(f"{mode} {oid} {path}")
+    return sorted(out)
+
+
+def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
+    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+) -> None:
+    """The agent ignores the save request: SessionEnd writes the mechanical record within
+    Claude Code's SessionEnd budget, then a detached builtin fold takes it in and exits."""
+    repo = project
+    set_config(repo, "fold", merger="builtin")
+
+    def respond(body: dict[str, Any]) -> Reply | str:
+        last = last_user_text(body)
+        if ends_with_tool_result(body):
+            return text("Committed the fix.")
+        if SAVE_LINE.search(last):
+            return text("I will not save now.")
+        if PROMPT in last:
+            return bash(TOOL_COMMIT, "commit the fix")
+        return text("Nothing to do.")
+
+    api.responder = respond
+    tip_before = repo.vault_tip()
+    result = _claude(claude, api, repo, tmp_path / "claude-home", PROMPT, "--allowedTools", "Bash")
+    sid = result["session_id"]
+    head = repo.head()
+
+    wait_until(
+        lambda: any(s.startswith("fold ") for _, s in repo.vault_log()[:2]),
+        timeout=60,
+        what="the SessionEnd fold",
+    )
+    wait_until(lambda: not fold_processes(repo), timeout=30, what="the fold process to exit")
+    new = repo.git("log", "--format=%s", f"{tip_before}..vault").splitlines()
+    assert [s.split(" ", 1)[0] for s in new] == ["fold", "session", "note"], new
+    records = []
+    for path in repo.vault_files():
+        if path.startswith("sessions/") and path.endswith(".md"):
+            meta, body = frontmatter.parse(vault_text(repo, path) or "")
+            if meta.get("session_id") == sid:
+                records.append((meta, body))
+    ((meta, body),) = records
+    assert meta["mode"] == "auto" and meta["commits"] == [head] and meta["prompt_count"] == 1
+    assert f'First prompt: "{PROMPT}"' in body and f"{head[:7]} fix: greeting says hello" in body
+    assert RECALL_CANARY not in body and "VAULT RECALL" not in body
+    digest_meta, digest_body = frontmatter.parse(vault_text(repo, "_master.md") or "")
+    assert digest_meta["merger"] == "builtin" and f"s:{meta['slug']}" in digest_body
+    assert "hook session-end: wrote the mechanical record" in log_text(repo)
+    # The key the CLI used never reached the vault.
+    assert FAKE_API_KEY not in body
