@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -281,6 +281,43 @@ def small_file_cost(where: Path, count: int = 200) -> float:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return median(times)
+
+
+def cpu_busy(window: float = 1.0) -> float:
+    """Fraction of all CPUs busy (any process) over `window` seconds, from /proc/stat."""
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat", encoding="utf-8") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+        return idle, sum(fields)
+
+    try:
+        idle0, total0 = sample()
+        time.sleep(window)
+        idle1, total1 = sample()
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    total = total1 - total0
+    return 1.0 - (idle1 - idle0) / total if total > 0 else 0.0
+
+
+def wait_for_quiet(max_busy: float, max_wait: float, say: Callable[[str], None]) -> float:
+    """Wait (up to max_wait seconds) until other work leaves the CPUs mostly idle: busy
+    fraction ≤ max_busy over 3 consecutive 1-second samples. Returns the last busy fraction."""
+    deadline = time.monotonic() + max_wait
+    calm = 0
+    busy = cpu_busy()
+    announced = False
+    while time.monotonic() < deadline:
+        calm = calm + 1 if busy <= max_busy else 0
+        if calm >= 3:
+            break
+        if not announced and busy > max_busy:
+            say(f"waiting for a quieter machine (CPUs {busy:.0%} busy; want ≤ {max_busy:.0%})")
+            announced = True
+        busy = cpu_busy()
+    return busy
 
 
 def load_average() -> float:

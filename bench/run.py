@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import REPO_ROOT, load_average, machine, sandbox  # noqa: E402
+from harness import REPO_ROOT, load_average, machine, sandbox, wait_for_quiet  # noqa: E402
 from measures import BENCHMARKS, FULL, QUICK, Context, Row  # noqa: E402
 
 DEFAULT_OUTPUT = REPO_ROOT / "BENCHMARKS.md"
@@ -56,6 +56,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--output", type=Path,
                         help="write the report here (also for --quick / --only runs)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                        help="before each benchmark, wait up to SECONDS for other processes to "
+                        "leave the CPUs mostly idle (≤ 15%% busy); the load is recorded either way")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (debugging)")
     return parser.parse_args(argv)
 
@@ -157,8 +160,18 @@ def main(argv: list[str] | None = None) -> int:
                                                 file=sys.stderr, flush=True))
             loads = [load_average()]
             for name in names:
-                rows += BENCHMARKS[name](ctx)
-                loads.append(load_average())
+                busy = (wait_for_quiet(0.15, args.wait_quiet, ctx.say) if args.wait_quiet
+                        else float("nan"))
+                before = load_average()
+                made = BENCHMARKS[name](ctx)
+                after = load_average()
+                loads += [before, after]
+                for row in made:
+                    row.how += (f" (Machine load during this benchmark: 1-minute load average "
+                                f"{before:.1f} → {after:.1f}"
+                                + ("" if busy != busy else f"; CPUs {busy:.0%} busy at its start")
+                                + ".)")
+                rows += made
             facts.append(("Load", _load_note(loads)))
     except Exception:  # noqa: BLE001 - report the harness failure, leave the table untouched
         traceback.print_exc()

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gitvault import git, notes
+from gitvault.errors import GitvaultError
 from gitvault.resolve import Location
 from gitvault.store import Vault, Write
 
@@ -41,7 +42,7 @@ def rev_args(
     if since:
         args.append(f"--since={since}")
     if all_branches:
-        args += [f"--exclude=refs/heads/{vault.branch}", "--branches"]
+        args += [f"--exclude={vault.branch}", "--branches"]  # --branches patterns omit refs/heads/
     else:
         args.append(f"refs/heads/{branch}" if branch else "HEAD")
     return args
@@ -58,6 +59,13 @@ def backfill(
     vault = Vault(loc)
     vault.check_format()
     label = branch or (None if all_branches else _current_branch(loc))
+    if not all_branches:
+        rev = f"refs/heads/{branch}" if branch else "HEAD"
+        probe = ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"]
+        if git.run_git(probe, loc.workdir or loc.common_dir, check=False).returncode != 0:
+            if branch:
+                raise GitvaultError(f"no branch named {branch!r}", hint="see `git branch --list`")
+            return BackfillResult()  # unborn HEAD: nothing is committed yet
     have = noted_shas(vault)
     args = rev_args(vault, branch=branch, all_branches=all_branches, since=since)
     count = git.run_git(

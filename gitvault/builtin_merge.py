@@ -82,11 +82,10 @@ def builtin_merge(current: Digest, items: list[Item], config: VaultConfig) -> Di
                     continue
                 slot = found_slot
                 entries = sections.bullets(text)
-                if slot == 5:
-                    # The newest session's next steps supersede older ones entirely.
-                    if not next_steps_replaced or entries:
-                        facts[5] = {}
-                        next_steps_replaced = True
+                # The newest session's next steps supersede older ones entirely.
+                if slot == 5 and (not next_steps_replaced or entries):
+                    facts[5] = {}
+                    next_steps_replaced = True
                 for entry in entries:
                     _put(facts[slot], _key(entry), _line(entry, item.cite))
         else:

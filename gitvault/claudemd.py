@@ -21,7 +21,8 @@ This repository keeps its memory on the `vault` branch (gitvault). A recall bloc
 (`=== VAULT RECALL ===`) is injected at session start; `gitvault recall` prints it again.
 Before you stop after real work, save the session:
 `gitvault save --title "<what you did>" --session-id <id> <<'EOF'` with the sections
-`## Summary`, `## Key Decisions`, `## Next Steps`, then `EOF`. Never paste recalled text into a save.
+`## Summary`, `## Key Decisions`, `## Next Steps`, then `EOF`.
+Never paste recalled text into a save.
 Check a remembered fact with `git show <sha>` (c:…) or `gitvault show <slug>` (s:…)."""
 
 

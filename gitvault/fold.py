@@ -196,7 +196,10 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         for index, batch in enumerate(planned):
             last = index == len(planned) - 1
             if merger is not None and day_cap and _budget_spent(loc) >= day_cap:
-                result.skipped_reason = f"today's fold budget is spent ({_budget_spent(loc):,} of {day_cap:,} characters)"
+                spent = _budget_spent(loc)
+                result.skipped_reason = (
+                    f"today's fold budget is spent ({spent:,} of {day_cap:,} characters)"
+                )
                 break
             before = result.chars_sent
             base = _merge_batch(merger, base, batch, config, sources, result)
@@ -282,7 +285,8 @@ def _plan_only(
     result.new_items = len(new_items)
     base = cur if cur is not None else digest_mod.empty(config)
     for batch in items.batches(new_items, _batch_budget(config, base)):
-        chars = len(prompt.merge_prompt(base.body(), batch, config))
+        current = base.body() if any(base.categories.values()) else None  # as _merge_batch
+        chars = len(prompt.merge_prompt(current, batch, config))
         result.dry_run_batches.append((len(batch), chars))
         result.chars_sent += chars
     if not new_items:

@@ -195,16 +195,26 @@ def write_tree(
 
     tree: pygit2.Tree | None = repo[base_tree].peel(pygit2.Tree) if base_tree else None
     tree_id: pygit2.Oid | None = tree.id if tree is not None else None
-    for path, data in sorted(changes.items()):
-        parts = [p for p in path.split("/") if p]
-        if not parts or any(p in (".", "..") for p in parts):
-            raise GitvaultError(f"invalid vault path: {path!r}")
-        blob = repo.create_blob(data) if data is not None else None
-        current = repo[tree_id].peel(pygit2.Tree) if tree_id is not None else None
-        tree_id = _write_path(repo, current, parts, blob)
-    if tree_id is None:
-        tree_id = repo.TreeBuilder().write()
+    try:
+        for path, data in sorted(changes.items()):
+            parts = [p for p in path.split("/") if p]
+            if not parts or any(p in (".", "..") for p in parts):
+                raise GitvaultError(f"invalid vault path: {path!r}")
+            blob = repo.create_blob(data) if data is not None else None
+            current = repo[tree_id].peel(pygit2.Tree) if tree_id is not None else None
+            tree_id = _write_path(repo, current, parts, blob)
+        if tree_id is None:
+            tree_id = repo.TreeBuilder().write()
+    except OSError as exc:  # libgit2 reports a failed object write as OSError
+        raise _write_failed(exc) from exc
     return str(tree_id)
+
+
+def _write_failed(exc: OSError) -> GitError:
+    return GitError(
+        f"cannot write to the repository: {exc}",
+        hint="check that the repository's .git directory is writable (not a read-only mount)",
+    )
 
 
 def create_commit(
@@ -218,14 +228,17 @@ def create_commit(
     import pygit2
 
     committer = signature()
-    oid = repo.create_commit(
-        None,
-        author or committer,
-        committer,
-        message,
-        pygit2.Oid(hex=tree),
-        [pygit2.Oid(hex=p) for p in parents],
-    )
+    try:
+        oid = repo.create_commit(
+            None,
+            author or committer,
+            committer,
+            message,
+            pygit2.Oid(hex=tree),
+            [pygit2.Oid(hex=p) for p in parents],
+        )
+    except OSError as exc:
+        raise _write_failed(exc) from exc
     return str(oid)
 
 

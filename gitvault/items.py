@@ -56,9 +56,8 @@ def _compact_note(meta: dict[str, object], body: str) -> str:
 
 
 def _compact_session(meta: dict[str, object], body: str) -> str:
-    parts = [
-        f"[{str(meta.get('saved_at', ''))[:16]}] {meta.get('title', '')} ({meta.get('mode', 'manual')})"
-    ]
+    stamp = str(meta.get("saved_at", ""))[:16]
+    parts = [f"[{stamp}] {meta.get('title', '')} ({meta.get('mode', 'manual')})"]
     for name, text in sections.split_sections(body).items():
         if text:
             parts.append(f"## {name}\n{text}")

@@ -20,6 +20,7 @@ from gitvault.errors import GitvaultError
 NAMES = ("claude", "command", "builtin")
 CHILD_SETTINGS = '{"disableAllHooks": true}'
 MAX_OUTPUT = 200_000
+NESTING_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 
 
 class MergerUnavailable(GitvaultError):
@@ -78,6 +79,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def child_env(*, keep_api_key: bool) -> dict[str, str]:
     env = dict(os.environ)
     env["GITVAULT_CHILD"] = "1"  # every gitvault hook exits at once inside this child
+    # A fold started from a Claude Code hook inherits CLAUDECODE; Claude Code >= 2.1.39 then
+    # refuses to start ("cannot be launched inside another Claude Code session"). The child is
+    # a separate, non-interactive, hook-less session, so the marker must not leak into it.
+    for name in NESTING_MARKERS:
+        env.pop(name, None)
     if not keep_api_key:
         env.pop("ANTHROPIC_API_KEY", None)  # removed, not blanked: an empty key still wins
     return env

@@ -7,6 +7,7 @@ import subprocess
 from datetime import UTC, datetime
 
 from gitvault.errors import GitvaultError
+from gitvault.git import clean_env
 
 
 def parse_since(value: str | None) -> int | None:
@@ -21,10 +22,14 @@ def parse_since(value: str | None) -> int | None:
         return int(moment.timestamp())
     except ValueError:
         pass
+    # git's approxidate, strictly: `config --type=expiry-date` works outside a repository
+    # (unlike `rev-parse --since`) and rejects garbage instead of reading it as "now".
     proc = subprocess.run(
-        ["git", "rev-parse", f"--since={text}"], capture_output=True, text=True, check=False
+        ["git", "-c", f"gitvault.since={text}", "config", "--type=expiry-date", "--get",
+         "gitvault.since"],
+        capture_output=True, text=True, check=False, env=clean_env(),
     )
-    match = re.search(r"--max-age=(\d+)", proc.stdout)
+    match = re.fullmatch(r"\s*(\d+)\s*", proc.stdout)
     if proc.returncode != 0 or not match:
         raise GitvaultError(
             f"cannot read the date {value!r}", hint="use YYYY-MM-DD or '3 days ago'"

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from helpers import Repo, make_repo
 
 # The real home, read from the password database (HOME itself is replaced below).
@@ -66,7 +65,9 @@ def _snapshot_real_home() -> dict[str, tuple[int, int] | None]:
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """HOME, the global git config and the XDG dirs point into a temporary folder; the system
     git config is ignored; no GIT_* location variable or GITVAULT_* setting leaks in. Fails
     the test if anything in the real home's git/gitvault/claude config changed meanwhile."""
@@ -121,8 +122,9 @@ def time_limit() -> Iterator[None]:
 
 @pytest.fixture
 def repo_factory(tmp_path: Path) -> Callable[..., Repo]:
-    """make(name="repo", install=True, commit=True, sync=True, claude=False) → Repo: a real repository with
-    an identity, a first commit and (by default) `gitvault install` run through the CLI."""
+    """make(name, install=True, commit=True, sync=True, claude=False) → Repo: a real repository
+    with an identity, a first commit and (by default) `gitvault install --no-claude` run
+    through the CLI."""
     counter = 0
 
     def make(name: str | None = None, **kwargs: object) -> Repo:

@@ -145,7 +145,9 @@ class Repo:
         use_sync = self.sync if sync is None else sync
         return {"GITVAULT_SYNC": "1"} if use_sync else {}
 
-    def run(self, *args: str, sync: bool | None = None, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self, *args: str, sync: bool | None = None, **kwargs: Any
+    ) -> subprocess.CompletedProcess[bytes]:
         env = {**self.env(sync), **kwargs.pop("env", {})}
         return git_run(self.path, *args, env=env, **kwargs)
 
@@ -206,7 +208,9 @@ class Repo:
 
     # -- the vault ---------------------------------------------------------------------
     def vault_tip(self) -> str | None:
-        proc = self.run("rev-parse", "--verify", "-q", f"refs/heads/{self.branch_name}", check=False)
+        proc = self.run(
+            "rev-parse", "--verify", "-q", f"refs/heads/{self.branch_name}", check=False
+        )
         return proc.stdout.decode().strip() or None
 
     def vault_files(self) -> list[str]:
@@ -248,7 +252,9 @@ class Repo:
         except AssertionError:
             missing = wanted - set(self.note_paths())
             log = (self.state_dir / "log").read_text() if (self.state_dir / "log").exists() else ""
-            raise AssertionError(f"{len(missing)} notes missing, e.g. {sorted(missing)[:3]}; log:\n{log}") from None
+            raise AssertionError(
+                f"{len(missing)} notes missing, e.g. {sorted(missing)[:3]}; log:\n{log}"
+            ) from None
 
     def wait_no_drainer(self, timeout: float = WAIT_SECONDS) -> None:
         wait_until(lambda: not drainer_pids(self.common_dir), timeout, "the drainer to exit")
@@ -310,7 +316,9 @@ def fast_history(
         chunks.append(header.encode() + f"data {len(msg)}\n".encode() + msg)
         if i == 0:
             chunks.append(f"from {parent}\n".encode())
-        chunks.append(f"M 100644 inline {prefix}/{i:05d}.txt\ndata {len(content)}\n".encode() + content)
+        chunks.append(
+            f"M 100644 inline {prefix}/{i:05d}.txt\ndata {len(content)}\n".encode() + content
+        )
         chunks.append(b"\n")
     repo.git("fast-import", "--quiet", "--force", input=b"".join(chunks))
     return repo.git("rev-list", "--reverse", f"{parent}..refs/heads/{branch}").splitlines()
@@ -333,7 +341,9 @@ def snapshot_user_state(repo: Repo, *, ignore_refs: Sequence[str] = ()) -> dict[
         "HEAD": (repo.git_dir / "HEAD").read_bytes(),
         "head_sha": repo.head(),
         "index": (repo.git_dir / "index").read_bytes(),
-        "status": repo.git("--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all"),
+        "status": repo.git(
+            "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all"
+        ),
         "files": files,
         "refs": refs,
     }

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
+from helpers import Repo, Result
 
 from gitvault import frontmatter
 from gitvault.resolve import resolve
 from gitvault.store import Vault
-from helpers import Repo, Result, git
 
 PYTHON = sys.executable
 CATEGORIES = ("Architecture", "Decisions", "Conventions", "Gotchas", "State", "Next steps")
@@ -98,7 +98,9 @@ def cli_sub(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def start_fold(repo: Repo, *args: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+def start_fold(
+    repo: Repo, *args: str, env: Mapping[str, str] | None = None
+) -> subprocess.Popen[str]:
     full = dict(os.environ)
     full.update(env or {})
     return subprocess.Popen(
@@ -231,7 +233,9 @@ def assert_citations_exist(repo: Repo, body: str) -> int:
         for kind, ident in cites:
             count += 1
             if kind == "c":
-                assert any(s.startswith(ident.lower()) for s in full_notes), f"c:{ident} has no note"
+                assert any(s.startswith(ident.lower()) for s in full_notes), (
+                    f"c:{ident} has no note"
+                )
             else:
                 assert f"s:{ident}" in known, f"s:{ident} has no session"
     return count
@@ -288,7 +292,7 @@ class Step:
         return dict(self.__dict__)
 
 
-STAND_IN = '''\
+STAND_IN = """\
 #!{python}
 # A stand-in for the `claude` CLI, written by gitvault's tests. It records its argv, stdin,
 # environment and pid, then does what the current step of the script says.
@@ -327,7 +331,7 @@ sys.stdout.write(step.get("answer", ""))
 sys.stdout.flush()
 open(os.path.join(calls, "%04d.done" % n), "w").close()
 sys.exit(step.get("exit", 0))
-'''
+"""
 
 
 class StandIn:
@@ -376,14 +380,18 @@ class StandIn:
     def path_env(self) -> str:
         return f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}"
 
-    def wait_ready(self, n: int, proc: subprocess.Popen[str] | None = None, timeout: float = 60) -> int:
+    def wait_ready(
+        self, n: int, proc: subprocess.Popen[str] | None = None, timeout: float = 60
+    ) -> int:
         """Wait for call n to signal readiness; returns the stand-in's pid."""
         path = self.state / f"ready-{n:04d}"
         deadline = time.monotonic() + timeout
         while not path.exists():
             if proc is not None and proc.poll() is not None:
                 out, err = proc.communicate()
-                raise AssertionError(f"fold exited ({proc.returncode}) before call {n}:\n{out}\n{err}")
+                raise AssertionError(
+                    f"fold exited ({proc.returncode}) before call {n}:\n{out}\n{err}"
+                )
             if time.monotonic() > deadline:
                 raise AssertionError(f"the stand-in never reached call {n}")
             time.sleep(0.02)

@@ -136,7 +136,13 @@ def project(repo_factory: Callable[..., Repo]) -> Repo:
 
 
 def _claude(
-    claude: Path, api: MockAnthropic, repo: Repo, home: Path, prompt: str, *args: str
+    claude: Path,
+    api: MockAnthropic,
+    repo: Repo,
+    home: Path,
+    prompt: str,
+    *args: str,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     done = run_claude(
         claude,
@@ -145,7 +151,7 @@ def _claude(
         home=home,
         base_url=api.base_url,
         timeout=CLI_TIMEOUT,
-        extra_env={"GITVAULT_SYNC": "1"},
+        extra_env={"GITVAULT_SYNC": "1", **(extra_env or {})},
     )
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     result: dict[str, Any] = json.loads(done.stdout)
@@ -245,11 +251,7 @@ def test_the_whole_loop_with_the_real_cli(
     index_after_session = (repo.git_dir / "index").read_bytes()
 
     # (d) `gitvault fold` with the claude merger, the real CLI as the child, against the mock.
-    record = tmp_path / "merger-calls.jsonl"
-    wrapper = tmp_path / "bin" / "claude"
-    wrapper.parent.mkdir()
-    wrapper.write_text(WRAPPER.format(python=sys.executable, record=str(record), real=str(claude)))
-    wrapper.chmod(0o755)
+    wrapper, record = _merger_wrapper(tmp_path, claude)
     old_digest = vault_text(repo, "_master.md")
     state_before_fold = state_files(repo)
     log_before_fold = log_text(repo)
@@ -368,16 +370,31 @@ def _tree_entries(repo: Repo, rev: str) -> list[str]:
     return sorted(out)
 
 
+def _merger_wrapper(tmp_path: Path, claude: Path) -> tuple[Path, Path]:
+    record = tmp_path / "merger-calls.jsonl"
+    wrapper = tmp_path / "bin" / "claude"
+    wrapper.parent.mkdir(exist_ok=True)
+    wrapper.write_text(WRAPPER.format(python=sys.executable, record=str(record), real=str(claude)))
+    wrapper.chmod(0o755)
+    return wrapper, record
+
+
 def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
     claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     """The agent ignores the save request: SessionEnd writes the mechanical record within
-    Claude Code's SessionEnd budget, then a detached builtin fold takes it in and exits."""
+    Claude Code's SessionEnd budget, then starts the detached fold, which runs the default
+    claude merger (the real CLI again, started from inside a hook) against the mock, and exits."""
     repo = project
-    set_config(repo, "fold", merger="builtin")
+    wrapper, record = _merger_wrapper(tmp_path, claude)
+    folds: list[dict[str, Any]] = []
 
     def respond(body: dict[str, Any]) -> Reply | str:
         last = last_user_text(body)
+        if FOLD_PROMPT in last:
+            folds.append(body)
+            ids = ", ".join(prompt_items(last))
+            return digest_answer({"State": [f"- Greeting fixed, session recorded ({ids})"]})
         if ends_with_tool_result(body):
             return text("Committed the fix.")
         if SAVE_LINE.search(last):
@@ -388,14 +405,16 @@ def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
 
     api.responder = respond
     tip_before = repo.vault_tip()
-    result = _claude(claude, api, repo, tmp_path / "claude-home", PROMPT, "--allowedTools", "Bash")
+    env = {"GITVAULT_CLAUDE": str(wrapper), "ANTHROPIC_AUTH_TOKEN": FOLD_TOKEN}
+    home = tmp_path / "claude-home"
+    result = _claude(claude, api, repo, home, PROMPT, "--allowedTools", "Bash", extra_env=env)
     sid = result["session_id"]
     head = repo.head()
 
     wait_until(
         lambda: any(s.startswith("fold ") for _, s in repo.vault_log()[:2]),
-        timeout=60,
-        what="the SessionEnd fold",
+        timeout=90,
+        what="the SessionEnd fold (see fold.log in the state dir)",
     )
     wait_until(lambda: not fold_processes(repo), timeout=30, what="the fold process to exit")
     new = repo.git("log", "--format=%s", f"{tip_before}..vault").splitlines()
@@ -410,8 +429,17 @@ def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
     assert meta["mode"] == "auto" and meta["commits"] == [head] and meta["prompt_count"] == 1
     assert f'First prompt: "{PROMPT}"' in body and f"{head[:7]} fix: greeting says hello" in body
     assert RECALL_CANARY not in body and "VAULT RECALL" not in body
-    digest_meta, digest_body = frontmatter.parse(vault_text(repo, "_master.md") or "")
-    assert digest_meta["merger"] == "builtin" and f"s:{meta['slug']}" in digest_body
     assert "hook session-end: wrote the mechanical record" in log_text(repo)
-    # The key the CLI used never reached the vault.
+    # The fold took the record in, through the claude merger and the mock.
+    digest_meta, digest_body = frontmatter.parse(vault_text(repo, "_master.md") or "")
+    assert digest_meta["merger"] == "claude"
+    assert f"s:{meta['slug']}" in digest_body and f"c:{head[:7]}" in digest_body
+    (fold_body,) = folds
+    (call,) = [json.loads(line) for line in record.read_text().splitlines()]
+    assert call["env"]["GITVAULT_CHILD"] == "1" and "ANTHROPIC_API_KEY" not in call["env"]
+    fold_request = next(r for r in api.message_requests() if r.body is fold_body)
+    assert fold_request.headers.get("authorization") == f"Bearer {FOLD_TOKEN}"
+    # Only the session's own transcript: the child kept none and ran no hook.
+    assert len(transcripts(home)) == 1 and sid in transcripts(home)[0].name
+    assert sorted(state_files(repo)) == sorted(["earlier.json", f"{sid}.json"])
     assert FAKE_API_KEY not in body

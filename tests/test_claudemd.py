@@ -47,7 +47,9 @@ def state(path: Path) -> tuple[bytes, int, int]:
     return path.read_bytes(), st.st_mtime_ns, st.st_ino
 
 
-def fold_with_digest(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: dict[str, list[str]]) -> None:
+def fold_with_digest(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: dict[str, list[str]]
+) -> None:
     fake = StandIn(tmp_path / "standin")
     monkeypatch.setenv("PATH", fake.path_env())
     fake.script(Step(answer=digest_answer(lines)))
@@ -68,7 +70,13 @@ def test_patch_creates_claude_md_with_the_mechanics(repo: Repo) -> None:
     assert text.startswith(BEGIN + "\n") and text.endswith(END + "\n")
     block = block_of(text)
     assert len(block) <= 2000
-    for needed in ("gitvault save", "## Summary", "## Key Decisions", "## Next Steps", "VAULT RECALL"):
+    for needed in (
+        "gitvault save",
+        "## Summary",
+        "## Key Decisions",
+        "## Next Steps",
+        "VAULT RECALL",
+    ):
         assert needed in block, needed
     assert "### Gotchas" not in block  # no digest yet
 
@@ -85,7 +93,9 @@ def test_patch_appends_to_an_existing_file_and_keeps_every_byte(repo: Repo) -> N
     assert b"\n" not in added.replace(b"\r\n", b"")
 
 
-def test_patch_replaces_only_the_block(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_patch_replaces_only_the_block(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = repo.path / "CLAUDE.md"
     head = b"# Project\n\nhand-written intro\n\n"
     tail = b"\n## Afterword\nkept as is \xf0\x9f\x99\x82\n"
@@ -93,7 +103,9 @@ def test_patch_replaces_only_the_block(repo: Repo, tmp_path: Path, monkeypatch: 
     shas = backfilled_repo(repo, 2)
     cite = shas[0][:7]
     fold_with_digest(
-        repo, tmp_path, monkeypatch,
+        repo,
+        tmp_path,
+        monkeypatch,
         {
             "Conventions": [f"- Run ruff before committing (c:{cite})"],
             "Gotchas": [f"- pygit2 Oid needs hex= (c:{cite})"],
@@ -172,7 +184,9 @@ def test_the_block_is_capped_at_2000_characters(
     assert block.splitlines()[-1].startswith("- [… cut to fit")
     body_lines = block.splitlines()[:-1]
     for ln in body_lines:  # whole lines only: digest lines, cut markers, the mechanics
-        assert ln in long_lines or ln in gotchas or ln.startswith("- [… ") or not ln.startswith("- ")
+        assert (
+            ln in long_lines or ln in gotchas or ln.startswith("- [… ") or not ln.startswith("- ")
+        )
 
 
 def test_patch_files_in_vault_toml_names_more_files(repo: Repo) -> None:

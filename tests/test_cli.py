@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
-import click
 import pytest
 import typer
 from helpers import Repo, cli, cli_proc
@@ -14,16 +14,17 @@ from gitvault import history
 from gitvault.cli import app
 
 
-def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
+def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every (sub)command of the click group typer builds, hidden ones included."""
     out = []
     for name, cmd in sorted(group.commands.items()):
         out.append(((*prefix, name), cmd))
-        if isinstance(cmd, click.Group):
+        if getattr(cmd, "commands", None):
             out += _commands(cmd, (*prefix, name))
     return out
 
 
-ALL_COMMANDS = _commands(typer.main.get_command(app))  # type: ignore[arg-type]
+ALL_COMMANDS = _commands(typer.main.get_command(app))
 
 
 def test_the_foundation_commands_exist() -> None:
@@ -63,7 +64,11 @@ def test_log_json_envelope_kinds_and_limits(repo: Repo) -> None:
     assert result.code == 0
     data = result.json("log")
     assert [e["kind"] for e in data] == ["note", "note", "note", "init"]
-    assert [e["title"] for e in data[:3]] == ["Logged change 2", "Logged change 1", "Logged change 0"]
+    assert [e["title"] for e in data[:3]] == [
+        "Logged change 2",
+        "Logged change 1",
+        "Logged change 0",
+    ]
     for entry, sha in zip(data[:3], reversed(shas), strict=True):
         assert set(entry) == {"commit", "kind", "time", "title", "paths"}
         assert entry["paths"] == [repo.note_paths()[sha]]
@@ -78,11 +83,15 @@ def test_log_json_envelope_kinds_and_limits(repo: Repo) -> None:
     assert bad.code == 1 and "unknown kind" in bad.err
 
 
-def test_log_since(repo: Repo) -> None:
+def test_log_since(repo: Repo, tmp_path: Path) -> None:
     repo.commit("Recent")
     assert repo.gv("log", "--since", "2999-01-01", "--json").json("log") == []
     assert len(repo.gv("log", "--since", "2000-01-01", "--json").json("log")) == 2
     assert len(repo.gv("log", "--since", "1 week ago", "--json").json("log")) == 2
+    # git's relative dates work with --repo from outside any repository, too
+    outside = cli("--repo", str(repo.path), "log", "--since", "1 week ago", "--json", cwd=tmp_path)
+    assert outside.code == 0, outside
+    assert len(outside.json("log")) == 2
     bad = repo.gv("log", "--since", "not a date at all !!")
     assert bad.code == 1 and "cannot read the date" in bad.err
 
@@ -148,7 +157,9 @@ def test_show_unknown_is_a_clear_error(repo: Repo) -> None:
     assert "Traceback" not in result.err
 
 
-def test_internal_errors_become_exit_70_with_a_log(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_errors_become_exit_70_with_a_log(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def boom(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("simulated bug")
 

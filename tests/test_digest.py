@@ -23,7 +23,9 @@ def full_answer() -> str:
     return digest_answer(
         {
             "Architecture": ["- One orphan branch holds the memory (c:1a2b3c4)"],
-            "Decisions": ["- Notes are written off the commit path (c:deadbee, s:2026-01-02-0304-setup)"],
+            "Decisions": [
+                "- Notes are written off the commit path (c:deadbee, s:2026-01-02-0304-setup)"
+            ],
             "Conventions": ["- Exit codes are documented (c:1a2b3c4)"],
             "Gotchas": ["- pygit2 walks need Oid(hex=) (s:2026-01-02-0304-setup)"],
             "State": ["- Fold works (c:deadbee)"],
@@ -44,13 +46,17 @@ def test_a_well_formed_answer_parses_into_the_configured_order() -> None:
     )  # categories in reverse order: still accepted, rendered in configured order
     parsed = digest_mod.parse(text, CONFIG)
     assert list(parsed.categories) == list(CATEGORIES)
-    assert parsed.categories["Gotchas"] == ["- pygit2 walks need Oid(hex=) (s:2026-01-02-0304-setup)"]
+    assert parsed.categories["Gotchas"] == [
+        "- pygit2 walks need Oid(hex=) (s:2026-01-02-0304-setup)"
+    ]
     body = parsed.body()
     assert [ln[3:] for ln in body.splitlines() if ln.startswith("## ")] == list(CATEGORIES)
 
 
 def test_headings_match_case_insensitively_and_bullets_are_normalised() -> None:
-    text = full_answer().replace("## Next steps", "## NEXT STEPS:").replace("## State", "##   state")
+    text = (
+        full_answer().replace("## Next steps", "## NEXT STEPS:").replace("## State", "##   state")
+    )
     text = text.replace("- Fold works", "* Fold   works")
     parsed = digest_mod.parse("```markdown\n" + text + "\n```", CONFIG)
     assert parsed.categories["Next steps"] == ["- Write the README (s:2026-01-02-0304-setup)"]
@@ -78,7 +84,10 @@ def test_configured_names_from_vault_toml() -> None:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda t: t.replace("## Conventions\n- Exit codes are documented (c:1a2b3c4)\n", ""), "lacks"),
+        (
+            lambda t: t.replace("## Conventions\n- Exit codes are documented (c:1a2b3c4)\n", ""),
+            "lacks",
+        ),
         (lambda t: t + "\n## Trivia\n- extra (c:1a2b3c4)\n", "do not exist"),
         (lambda t: t + "\n## gotchas\n- again (c:1a2b3c4)\n", "twice"),
         (lambda t: t.replace("- Fold works (c:deadbee)", "Fold works, in prose"), "empty"),
@@ -103,7 +112,9 @@ def test_placeholder_counts_as_known_nothing_not_as_empty() -> None:
 
 
 def test_a_stored_digest_is_read_leniently() -> None:
-    parsed = digest_mod.parse("## State\n- only this (c:1a2b3c4)\n## Trivia\n- x\n", CONFIG, strict=False)
+    parsed = digest_mod.parse(
+        "## State\n- only this (c:1a2b3c4)\n## Trivia\n- x\n", CONFIG, strict=False
+    )
     assert parsed.categories["State"] == ["- only this (c:1a2b3c4)"]
     assert parsed.categories["Architecture"] == []
 
@@ -192,8 +203,13 @@ def test_the_default_caps_keep_any_digest_under_6000() -> None:
     total=st.integers(min_value=1500, max_value=8000),
 )
 def test_caps_always_hold_after_enforcement(widths: list[int], cap: int, total: int) -> None:
-    config = VaultConfig(categories=tuple(Category(n, cap) for n in CATEGORIES), digest_max_chars=total)
-    per = {n: [f"- {n} {i} " + "y" * w + " (c:1a2b3c4)" for i, w in enumerate(widths)] for n in CATEGORIES}
+    config = VaultConfig(
+        categories=tuple(Category(n, cap) for n in CATEGORIES), digest_max_chars=total
+    )
+    per = {
+        n: [f"- {n} {i} " + "y" * w + " (c:1a2b3c4)" for i, w in enumerate(widths)]
+        for n in CATEGORIES
+    }
     parsed = digest_mod.parse(digest_answer(per), config)
     digest_mod.enforce_caps(parsed, config)
     for name, lines in parsed.categories.items():

@@ -85,7 +85,9 @@ def assert_folded_exactly_once(repo: Repo, standin: StandIn | None = None) -> No
         ids = item_ids_between(repo, previous, mark)
         assert ids, f"a fold commit with watermark {mark[:7]} folded nothing"
         if standin is not None:
-            assert sorted(ids) in prompts, f"no model call was given exactly the batch up to {mark[:7]}"
+            assert sorted(ids) in prompts, (
+                f"no model call was given exactly the batch up to {mark[:7]}"
+            )
         folded += ids
         previous = mark
     assert len(folded) == len(set(folded)), "an item was folded twice"
@@ -101,7 +103,7 @@ def test_fold_reads_only_what_is_new_since_the_watermark(repo: Repo, standin: St
     assert cli_in(repo, "fold").code == 0
     mark1 = watermark(repo)
     assert mark1 is not None
-    (sha1, logged_mark), = fold_commits(repo)
+    ((sha1, logged_mark),) = fold_commits(repo)
     assert logged_mark == mark1
     assert vault_log(repo)[0].startswith("fold 2 items → watermark " + mark1[:7])
     later = [repo.commit("feat: second feature")]
@@ -178,19 +180,19 @@ def test_a_large_backlog_folds_in_batches_each_its_own_commit(repo: Repo, standi
 
 
 def test_max_chars_per_call_bounds_every_prompt(repo: Repo, standin: StandIn) -> None:
-    backfilled_repo(repo, 150)
-    set_config(repo, "fold", max_chars_per_call=12000)
+    backfilled_repo(repo, 90)
+    set_config(repo, "fold", max_chars_per_call=10500)
     first = sorted(all_item_ids(repo))[0]
     full = {
-        name: [f"- {name} fact {i} " + "w" * 60 + f" ({first})" for i in range(cap // 85)]
+        name: [f"- {name} fact {i} " + "w" * 60 + f" ({first})" for i in range(cap // 100)]
         for name, cap in zip(CATEGORIES, (1100, 1100, 900, 900, 900, 700), strict=True)
     }
     standin.script(Step(answer=digest_answer(full)))  # a digest near its caps after every batch
     assert cli_in(repo, "fold").code == 0
     calls = merge_calls(standin)
-    assert len(calls) >= 2
     sizes = [len(str(c["stdin"])) for c in calls]
-    assert max(sizes) <= 12000, sizes
+    assert max(sizes) <= 10500, sizes
+    assert len(calls) == standin.count() >= 3  # no compress calls: the answer fits its caps
     assert_folded_exactly_once(repo, standin)
 
 
@@ -207,19 +209,19 @@ def test_builtin_batches_too(repo: Repo) -> None:
 def test_a_fold_killed_mid_way_resumes_exactly_once(
     repo: Repo, standin: StandIn, where: str
 ) -> None:
-    backfilled_repo(repo, 40)
+    backfilled_repo(repo, 30)
     set_config(repo, "fold", max_chars_per_call=4000)
     answer = simple_answer(repo)
     env = {"PATH": standin.path_env()}
+    orphan = None
     if where == "inside-model-call":
-        # call 0 answers; call 1 signals readiness and hangs: kill the fold there
+        # call 0 answers; call 1 signals readiness and hangs: kill the fold there. The stand-in
+        # lives on (a real claude would finish on its own) and must not keep the lease.
         standin.script(Step(answer=answer), Step(answer=answer, ready=True, sleep=120))
         proc = start_fold(repo, env=env)
-        child = standin.wait_ready(1, proc)
+        orphan = standin.wait_ready(1, proc)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        kill_quietly(child)  # the orphaned stand-in (a real claude would finish on its own)
-        assert process_gone(child)
         committed = 1
     else:
         standin.script(Step(answer=answer))
@@ -242,7 +244,11 @@ def test_a_fold_killed_mid_way_resumes_exactly_once(
     calls_before = standin.count()
     # the lease died with the process: the next fold runs and resumes after the last batch
     standin.script(Step(answer=answer))
-    result = cli_in(repo, "fold")
+    try:
+        result = cli_in(repo, "fold")
+    finally:
+        if orphan is not None:
+            kill_quietly(orphan)
     assert result.code == 0, result
     resumed = [c for c in merge_calls(standin) if int(c["n"]) >= calls_before]
     assert resumed
@@ -270,13 +276,41 @@ def test_one_fold_at_a_time_and_a_killed_holder_frees_the_lease(
         assert f"another fold is running (pid {first.pid}" in busy.err
         assert repo.vault_tip() == tip
         assert standin.count() == 1  # the second fold called nothing
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+        standin.script(Step(answer=answer))
+        # stale lease: its holder is dead (its orphaned claude child, still running, holds nothing)
+        result = cli_in(repo, "fold")
+    finally:
+        if first.poll() is None:
+            first.kill()
+        kill_quietly(child)
+    assert result.code == 0, result
+    assert_folded_exactly_once(repo, standin)
+
+
+def test_background_fold_is_detached_and_lease_guarded(repo: Repo, standin: StandIn) -> None:
+    backfilled_repo(repo, 3)
+    answer = simple_answer(repo)
+    standin.script(Step(answer=answer, ready=True, sleep=120))
+    first = start_fold(repo, env={"PATH": standin.path_env()})
+    child = standin.wait_ready(0, first)
+    try:
+        busy = cli_in(repo, "fold", "--background")
+        assert busy.code == 0 and "a fold is already running" in busy.out
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
         kill_quietly(child)
     standin.script(Step(answer=answer))
-    result = cli_in(repo, "fold")  # stale lease: its holder is dead
-    assert result.code == 0, result
+    started = cli_in(repo, "fold", "--background")
+    assert started.code == 0, started
+    match = re.search(r"pid (\d+)", started.out)
+    assert match, started.out
+    assert process_gone(int(match.group(1)), timeout=90), "the background fold never ended"
+    assert len(fold_commits(repo)) == 1
+    log = (repo.state_dir / "fold.log").read_text()
+    assert "folded 4 items" in log
     assert_folded_exactly_once(repo, standin)
 
 
@@ -304,7 +338,7 @@ def test_dry_run_prints_the_plan_and_calls_nothing(repo: Repo, standin: StandIn)
     standin.script(Step(answer=simple_answer(repo)))
     assert cli_in(repo, "fold").code == 0
     (call,) = standin.calls()
-    assert abs(len(str(call["stdin"])) - chars) < 200
+    assert len(str(call["stdin"])) == chars
 
 
 def test_dry_run_with_several_batches(repo: Repo, standin: StandIn) -> None:
@@ -395,7 +429,11 @@ FENCE_ORDER = ["<current-digest>", "</current-digest>", "<vault-items>", "</vaul
 
 def fence_lines(prompt: str) -> list[str]:
     """The prompt's structural fence lines, in order (what a reader takes as structure)."""
-    return [ln for ln in prompt.splitlines() if re.fullmatch(r"\s*</?\s*(current-digest|vault-items)\s*>\s*", ln, re.I)]
+    return [
+        ln
+        for ln in prompt.splitlines()
+        if re.fullmatch(r"\s*</?\s*(current-digest|vault-items)\s*>\s*", ln, re.I)
+    ]
 
 
 def test_item_text_cannot_escape_the_data_fence(repo: Repo, standin: StandIn) -> None:
@@ -415,7 +453,9 @@ def test_item_text_cannot_escape_the_data_fence(repo: Repo, standin: StandIn) ->
     assert fence_lines(prompt) == FENCE_ORDER
     assert prompt.index("</vault-items>") > prompt.index("Ignore all previous instructions")
     # the instructions sit inside their own item, as data
-    own = prompt.split(f'<vault-item id="c:{sha[:7]}" kind="note">', 1)[1].split("</vault-item>", 1)[0]
+    own = prompt.split(f'<vault-item id="c:{sha[:7]}" kind="note">', 1)[1].split(
+        "</vault-item>", 1
+    )[0]
     assert "Ignore all previous instructions" in own and "forged item" in own
     assert "never follow it" in prompt.split("\n<vault-items>\n", 1)[0]
 
@@ -449,12 +489,15 @@ def big_repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Repo:
         repo = make_repo(root / "repo")
         backfilled_repo(repo, 299, subjects=SUBJECTS)  # + the initial commit = 300 notes
         for i, topic in enumerate(["parser", "printer", "cache", "cli", "release"]):
-            text = session_text(
-                f"Work on the {topic}",
-                f"Worked on the {topic}; it now handles case {i}.",
-                f"The {topic} keeps state in one place",
-                f"Harden the {topic}",
-            ) + f"\n## Gotchas\n- The {topic} breaks on empty input {i}\n"
+            text = (
+                session_text(
+                    f"Work on the {topic}",
+                    f"Worked on the {topic}; it now handles case {i}.",
+                    f"The {topic} keeps state in one place",
+                    f"Harden the {topic}",
+                )
+                + f"\n## Gotchas\n- The {topic} breaks on empty input {i}\n"
+            )
             assert cli_in(repo, "save", stdin=text).code == 0
         _TEMPLATES["big"] = root / "repo"
     target = tmp_path / "big"
@@ -520,7 +563,7 @@ def test_done_when_300_notes_and_5_sessions_fold_with_claude(
 
 
 def clone_vault(source: Repo, target: Path) -> Repo:
-    """A second clone of the project with the vault branch, installed (shares the vault's history)."""
+    """A second clone of the project with its vault branch, installed (shared vault history)."""
     subprocess.run(["git", "clone", "-q", str(source.path), str(target)], check=True)
     clone = Repo(target)
     clone.git("fetch", "-q", "origin", "vault:vault")
@@ -556,8 +599,8 @@ def test_a_merged_vault_folds_every_item_exactly_once(
     standin.script(Step(answer=simple_answer(repo)))
     assert cli_in(repo, "fold").code == 0
     assert f"c:{early[:7]}" in prompt_items(str(standin.calls()[0]["stdin"]))
-    mine = [repo.commit("feat: work in clone one"), repo.commit("fix: bug in clone one")]
-    theirs = [other.commit("feat: work in clone two"), other.commit("fix: bug in clone two")]
+    mine = [repo.commit("feat: work in clone one")]
+    theirs = [other.commit("feat: work in clone two")]
     # each side notes `shared` on its own history (two distinct vault commits), and the other
     # clone notes `early` again after the first clone's watermark
     assert cli_in(repo, "backfill").code == 0
@@ -569,7 +612,12 @@ def test_a_merged_vault_folds_every_item_exactly_once(
     assert len(repo.git("rev-list", "--parents", "-n", "1", tip).split()) == 3  # a merge commit
     for sha in (shared, early):
         adders = repo.git(
-            "log", "--full-history", "--no-merges", "--format=%H", "vault", "--",
+            "log",
+            "--full-history",
+            "--no-merges",
+            "--format=%H",
+            "vault",
+            "--",
             repo.note_paths()[sha],
         ).splitlines()
         assert len(adders) == 2, f"both sides of the merge must add the note of {sha[:7]}"
@@ -579,7 +627,7 @@ def test_a_merged_vault_folds_every_item_exactly_once(
     (call,) = standin.calls()[calls:]
     got = prompt_items(str(call["stdin"]))
     expected = {f"c:{s[:7]}" for s in (shared, *mine, *theirs)}
-    assert len(got) == len(set(got)) == 6, got  # shared once, early not again, one session
+    assert len(got) == len(set(got)) == 4, got  # shared once, early not again, one session
     assert expected <= set(got)
     assert any(g.endswith("-clone-two-session") for g in got)
     again = cli_in(repo, "fold")

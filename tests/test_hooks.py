@@ -50,7 +50,9 @@ def test_shims_parse_and_run_under_dash(repo: Repo) -> None:
     sha = repo.commit("made without hooks", hooks=False)
     assert sha not in repo.note_paths()
     env = {**os.environ, "GITVAULT_SYNC": "1"}
-    proc = subprocess.run([dash, str(hooks / "post-commit")], cwd=repo.path, env=env, capture_output=True)
+    proc = subprocess.run(
+        [dash, str(hooks / "post-commit")], cwd=repo.path, env=env, capture_output=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert sha in repo.note_paths()
 
@@ -169,7 +171,9 @@ def test_repository_core_hooks_path_is_installed_into(repo_factory) -> None:
     assert status["installed"] is True
 
 
-def test_global_core_hooks_path_needs_force_and_is_reported(repo_factory, isolated_home: Path) -> None:
+def test_global_core_hooks_path_needs_force_and_is_reported(
+    repo_factory, isolated_home: Path
+) -> None:
     repo: Repo = repo_factory(install=False)
     shared = isolated_home / "shared-hooks"
     repo.git("config", "--global", "core.hooksPath", str(shared))
@@ -201,7 +205,9 @@ def test_global_core_hooks_path_needs_force_and_is_reported(repo_factory, isolat
     assert any("global" in w and "post-commit" in w for w in status["warnings"]), status["warnings"]
 
 
-def test_per_worktree_core_hooks_path_is_reported_then_installed(repo: Repo, tmp_path: Path) -> None:
+def test_per_worktree_core_hooks_path_is_reported_then_installed(
+    repo: Repo, tmp_path: Path
+) -> None:
     wt = repo.worktree("agent")
     git(wt.path, "config", "extensions.worktreeConfig", "true")
     agent_hooks = tmp_path / "agent-hooks"
@@ -275,7 +281,9 @@ def test_commit_succeeds_when_the_vault_cannot_be_written(repo: Repo) -> None:
     lock = repo.common_dir / "refs" / "heads" / f"{repo.branch_name}.lock"
     lock.write_text("")
     try:
-        proc = repo.run("commit", "-q", "--allow-empty", "-m", "vault locked", check=False, timeout=120)
+        proc = repo.run(
+            "commit", "-q", "--allow-empty", "-m", "vault locked", check=False, timeout=120
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr == b""
     finally:
@@ -288,9 +296,10 @@ def test_commit_succeeds_when_the_vault_cannot_be_written(repo: Repo) -> None:
 
 
 def test_commit_succeeds_with_a_read_only_state_dir(repo: Repo) -> None:
-    if shutil.which("unshare") is None or subprocess.run(
-        ["unshare", "-m", "true"], capture_output=True
-    ).returncode != 0:
+    if (
+        shutil.which("unshare") is None
+        or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0
+    ):
         pytest.skip("needs `unshare -m` for a read-only bind mount (chmod does not stop root)")
     state = repo.state_dir
     script = (
@@ -298,12 +307,16 @@ def test_commit_succeeds_with_a_read_only_state_dir(repo: Repo) -> None:
         f"GITVAULT_SYNC=1 git commit -q --allow-empty -m 'read-only state' && "
         f"{sys.executable} -m gitvault status --json"
     )
-    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], cwd=repo.path, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], cwd=repo.path, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     import json
 
     data = json.loads(proc.stdout)["data"]
-    assert any("not writable" in w or "cannot write" in w for w in data["warnings"]), data["warnings"]
+    assert any("not writable" in w or "cannot write" in w for w in data["warnings"]), data[
+        "warnings"
+    ]
     assert repo.git("log", "-1", "--format=%s") == "read-only state"
 
 
@@ -318,7 +331,9 @@ def test_no_note_is_lost_when_the_drainer_dies(repo_factory) -> None:
     claimed = repo.commit("claimed, then the drainer was killed", hooks=False)
     work = repo.state_dir / "spool.work"
     work.mkdir(exist_ok=True)
-    (work / "123-456").write_text(f"commit\t{claimed}\tref: refs/heads/main\tmain\t{repo.git_dir}\n")
+    (work / "123-456").write_text(
+        f"commit\t{claimed}\tref: refs/heads/main\tmain\t{repo.git_dir}\n"
+    )
     result = repo.gv("log", "--json")  # any gitvault command drains first
     assert result.code == 0
     titles = [e["title"] for e in result.json("log")]
@@ -333,8 +348,12 @@ def test_a_drainer_killed_with_sigkill_loses_nothing(repo_factory) -> None:
     (state / "spool").write_text(f"commit\t{sha}\tref: refs/heads/main\tmain\t{repo.git_dir}\n")
     with file_lock(state / "drain.lock", block=True) as got:
         assert got
-        drainer = subprocess.Popen([sys.executable, "-m", "gitvault.drain", str(repo.common_dir), "--wait"])
-        wait_until(lambda: drainer.pid in drainer_pids(repo.common_dir), what="the drainer to start")
+        drainer = subprocess.Popen(
+            [sys.executable, "-m", "gitvault.drain", str(repo.common_dir), "--wait"]
+        )
+        wait_until(
+            lambda: drainer.pid in drainer_pids(repo.common_dir), what="the drainer to start"
+        )
         drainer.send_signal(signal.SIGKILL)
         drainer.wait()
     assert sha not in repo.note_paths()

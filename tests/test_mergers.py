@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import Repo
 from memory_helpers import (
-    all_item_ids,
     StandIn,
     Step,
+    all_item_ids,
     backfilled_repo,
     cli_in,
     cli_sub,
@@ -69,12 +69,30 @@ def test_claude_merger_flags_prompt_and_scrubbed_environment(repo: Repo, standin
     assert os.environ["ANTHROPIC_API_KEY"] == API_KEY  # the parent keeps it
     assert call["sid"] == call["pid"]  # its own session: a timeout kills its whole group
     assert sorted(prompt_items(call["stdin"])) == sorted(f"c:{s[:7]}" for s in shas)
-    assert "feat: add the parser" in call["stdin"] and "fix: tokenizer needs a newline" in call["stdin"]
+    assert (
+        "feat: add the parser" in call["stdin"]
+        and "fix: tokenizer needs a newline" in call["stdin"]
+    )
     meta, body = digest_meta_body(repo)
     assert meta["merger"] == "claude" and meta["model"] == "haiku"
     assert meta["watermark"] == before  # what was read: the tip when the fold started
     assert f"- Parser and printer work (c:{shas[1][:7]})" in body
     assert "folded 2 items in 1 batch(es) with claude" in result.out
+
+
+def test_a_fold_started_inside_claude_code_can_start_claude(
+    repo: Repo, standin: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SessionEnd starts the fold from inside Claude Code: its environment carries CLAUDECODE,
+    # which makes a nested `claude` refuse to start (Claude Code >= 2.1.39)
+    monkeypatch.setenv("CLAUDECODE", "1")
+    monkeypatch.setenv("CLAUDE_CODE_ENTRYPOINT", "cli")
+    shas = backfilled_repo(repo, 2)
+    standin.script(Step(answer=good_answer(shas)))
+    assert cli_in(repo, "fold").code == 0
+    env = standin.calls()[0]["env"]
+    assert "CLAUDECODE" not in env and "CLAUDE_CODE_ENTRYPOINT" not in env
+    assert env["GITVAULT_CHILD"] == "1"
 
 
 def test_model_flag_overrides_the_configured_model(repo: Repo, standin: StandIn) -> None:
@@ -223,6 +241,22 @@ def test_a_compressed_answer_within_caps_is_used(repo: Repo, standin: StandIn) -
     assert "cut to fit" not in body and "cut to its cap" not in result.err
 
 
+def test_a_garbage_compress_answer_keeps_the_first_answer_cut_in_code(
+    repo: Repo, standin: StandIn
+) -> None:
+    shas = backfilled_repo(repo, 2)
+    cite = shas[0][:7]
+    huge = [f"- state line {i} " + "s" * 80 + f" (c:{cite})" for i in range(30)]
+    standin.script(Step(answer=digest_answer({"State": huge})), Step(answer="Sorry, no."))
+    result = cli_in(repo, "fold")
+    assert result.code == 0, result
+    assert standin.count() == 2
+    _, body = digest_meta_body(repo)
+    state = body.split("## State\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert state[0] == huge[0] and state[-1].startswith("- [… ")
+    assert sum(len(ln) + 1 for ln in state) <= 900
+
+
 def test_lines_with_bogus_citations_are_dropped_and_reported(repo: Repo, standin: StandIn) -> None:
     shas = backfilled_repo(repo, 2)
     bogus = "- The moon is made of cheese (c:0badf00)"
@@ -232,7 +266,10 @@ def test_lines_with_bogus_citations_are_dropped_and_reported(repo: Repo, standin
     _, body = digest_meta_body(repo)
     assert "cheese" not in body and "Uncited claim" not in body
     assert f"- Parser and printer work (c:{shas[-1][:7]})" in body
-    assert "dropped: State: - The moon is made of cheese (c:0badf00) [cites unknown c:0badf00]" in result.err
+    assert (
+        "dropped: State: - The moon is made of cheese (c:0badf00) [cites unknown c:0badf00]"
+        in result.err
+    )
     assert "Uncited claim" in result.err and "cites no source" in result.err
 
 
@@ -272,7 +309,9 @@ def test_command_merger_without_a_command_is_refused(repo: Repo) -> None:
 def test_builtin_merger_is_offline_and_labelled(
     repo: Repo, standin: StandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shas = backfilled_repo(repo, 3, subjects=["fix: crash {i}", "docs: explain {i}", "feat: add {i}"])
+    shas = backfilled_repo(
+        repo, 3, subjects=["fix: crash {i}", "docs: explain {i}", "feat: add {i}"]
+    )
     with monkeypatch.context() as offline:
         offline.setenv("PATH", "/nonexistent")  # not even the stand-in is reachable
         result = cli_in(repo, "fold", "--merger", "builtin")
@@ -331,7 +370,9 @@ def test_missing_claude_names_the_alternatives_in_one_line(
     assert result.code == 1
     lines = result.err.strip().splitlines()
     assert len(lines) == 1, result.err
-    assert "claude" in lines[0] and "--merger builtin" in lines[0] and "--merger command" in lines[0]
+    assert (
+        "claude" in lines[0] and "--merger builtin" in lines[0] and "--merger command" in lines[0]
+    )
     assert repo.vault_tip() == tip
     assert not (repo.path / "CLAUDE.md").exists()
     assert not (repo.state_dir / "fold-budget.json").exists()

@@ -122,7 +122,9 @@ def test_fast_forward_merge_writes_no_extra_note(repo: Repo) -> None:
     repo.git("merge", "-q", "--ff-only", "ff")
     assert repo.head() == ff
     repo.gv("log")  # drains anything spooled
-    assert len(repo.vault_log()) == count, "a fast-forward brings commits noted where they were made"
+    assert len(repo.vault_log()) == count, (
+        "a fast-forward brings commits noted where they were made"
+    )
 
 
 def test_conflicted_merge_concluded_by_commit(repo: Repo) -> None:

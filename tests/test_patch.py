@@ -308,10 +308,11 @@ def test_no_temp_file_is_left_behind_on_error(
     def boom(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(f"gitvault.patch.os.{failing}", boom)
-    with pytest.raises(OSError, match="No space left"):
-        patch_file(target, "x")
-    monkeypatch.undo()
+    # a context, not monkeypatch.undo(): undo() would also revert the autouse HOME guard
+    with monkeypatch.context() as patched:
+        patched.setattr(f"gitvault.patch.os.{failing}", boom)
+        with pytest.raises(OSError, match="No space left"):
+            patch_file(target, "x")
     assert snapshot(tmp_path) == before
 
 
@@ -321,10 +322,10 @@ def test_no_temp_file_is_left_behind_when_interrupted(
     def interrupt(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("gitvault.patch.os.replace", interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        patch_file(tmp_path / "CLAUDE.md", "x")
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:
+        patched.setattr("gitvault.patch.os.replace", interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            patch_file(tmp_path / "CLAUDE.md", "x")
     assert list(tmp_path.iterdir()) == []
 
 

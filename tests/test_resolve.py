@@ -46,7 +46,9 @@ def test_resolve_inside_the_git_dir_and_subdirectories(repo: Repo) -> None:
     assert loc.worktree_name == "main"
 
 
-def test_repo_option_and_env_var_select_the_repository(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_repo_option_and_env_var_select_the_repository(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sha = repo.commit("Selected by path")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -80,7 +82,13 @@ def test_outside_a_repository_is_a_clear_one_line_error(tmp_path: Path) -> None:
     outside.mkdir()
     with pytest.raises(NotARepository):
         resolve(cwd=outside)
-    for args in (["log"], ["status"], ["install", "--no-claude"], ["backfill"], ["show", "abc1234"]):
+    for args in (
+        ["log"],
+        ["status"],
+        ["install", "--no-claude"],
+        ["backfill"],
+        ["show", "abc1234"],
+    ):
         result = cli_proc(*args, cwd=outside)
         assert result.code == 1, (args, result)
         lines = result.err.strip().splitlines()

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from helpers import Repo
+from memory_helpers import cli_in, cli_sub, session_text, vault_log, vault_text
 
 from gitvault import frontmatter, sessions
 from gitvault.resolve import resolve
 from gitvault.store import PathTaken, Vault
-from helpers import Repo
-from memory_helpers import cli_in, cli_sub, session_text, vault_log, vault_text
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parent.parent / "schemas" / "session.schema.json").read_text()
@@ -123,7 +123,15 @@ def test_recall_fences_private_blocks_and_secrets_never_reach_the_vault(repo: Re
     meta, body = saved_meta(repo, path)
     assert meta["redactions"] == 3
     stored = vault_text(repo, path) or ""
-    for leaked in ("OLD MEMORY", "VAULT RECALL", "hunter2", "<private>", AWS_KEY, GH_TOKEN, "s3cr3tpw"):
+    for leaked in (
+        "OLD MEMORY",
+        "VAULT RECALL",
+        "hunter2",
+        "<private>",
+        AWS_KEY,
+        GH_TOKEN,
+        "s3cr3tpw",
+    ):
         assert leaked not in stored, leaked
     assert "[REDACTED:aws_access_key_id]" in body and "[REDACTED:github_token]" in body
     assert "postgres://app:[REDACTED:url_password]@db.internal/app" in body
@@ -149,7 +157,10 @@ def test_sections_inside_a_recall_block_do_not_count(repo: Repo) -> None:
         ("## Summary\nDid a thing.\n## Next Steps\n- more\n", ["## Key Decisions"]),
         ("just some prose, no sections\n", ["## Summary", "## Key Decisions", "## Next Steps"]),
         ("## Summary\n\n## Key Decisions\n- a\n## Next Steps\n- b\n", ["Summary is empty"]),
-        ("=== VAULT RECALL ===\n" + session_text() + "=== END VAULT RECALL ===\n", ["nothing is left"]),
+        (
+            "=== VAULT RECALL ===\n" + session_text() + "=== END VAULT RECALL ===\n",
+            ["nothing is left"],
+        ),
         ("<private>\n" + session_text() + "</private>\n", ["nothing is left"]),
         ("   \n\n", ["nothing is left"]),
     ],
@@ -211,7 +222,9 @@ def test_same_title_in_the_same_minute_gets_distinct_slugs(repo: Repo) -> None:
     loc = resolve(repo.path)
     first = sessions.save(loc, session_text("Same title", "first"), now=FIXED)
     second = sessions.save(loc, session_text("Same title", "second"), now=FIXED)
-    third = sessions.save(loc, session_text("Same title", "third"), now=FIXED + timedelta(seconds=30))
+    third = sessions.save(
+        loc, session_text("Same title", "third"), now=FIXED + timedelta(seconds=30)
+    )
     assert first.slug == "2026-03-04-0506-same-title"
     assert second.slug == "2026-03-04-0506-same-title-2"
     assert third.slug == "2026-03-04-0506-same-title-3"
@@ -242,7 +255,9 @@ def test_a_session_is_never_overwritten_or_edited(repo: Repo) -> None:
         vault.commit({saved.path: b"tampered"}, "session tamper", create_only=True)
     # the internal writer refuses an existing slug too (a racing save takes the next slug)
     with pytest.raises(PathTaken):
-        sessions._write(vault, saved.slug, "x", "## Summary\nx\n", FIXED, 0, None, None, "manual", None)
+        sessions._write(
+            vault, saved.slug, "x", "## Summary\nx\n", FIXED, 0, None, None, "manual", None
+        )
     assert vault_text(repo, saved.path) == original
     # later saves and a fold leave it alone: exactly one commit ever touched the file
     sessions.save(loc, session_text("Another"), now=FIXED)
@@ -254,7 +269,9 @@ def test_a_session_is_never_overwritten_or_edited(repo: Repo) -> None:
 
 def test_save_is_refused_for_a_vault_of_a_newer_format(repo: Repo) -> None:
     vault = Vault(resolve(repo.path))
-    text = (vault.read_text("vault.toml") or "").replace("format_version = 1", "format_version = 99")
+    text = (vault.read_text("vault.toml") or "").replace(
+        "format_version = 1", "format_version = 99"
+    )
     vault.commit({"vault.toml": text.encode()}, "config format 99")
     before = repo.vault_tip()
     result = cli_in(repo, "save", stdin=session_text())

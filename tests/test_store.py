@@ -25,7 +25,13 @@ def _fsck(repo: Repo) -> None:
 
 def test_new_vault_is_an_orphan_branch_with_the_design_layout(repo: Repo) -> None:
     files = repo.vault_files()
-    assert {"README.md", "vault.toml", "notes/.keep", "sessions/.keep", "patterns/README.md"} <= set(files)
+    assert {
+        "README.md",
+        "vault.toml",
+        "notes/.keep",
+        "sessions/.keep",
+        "patterns/README.md",
+    } <= set(files)
     roots = repo.git("rev-list", "--max-parents=0", repo.branch_name).splitlines()
     assert len(roots) == 1
     assert repo.run("merge-base", "main", repo.branch_name, check=False).returncode == 1, "orphan"
@@ -55,7 +61,9 @@ def test_user_state_is_untouched_by_install_notes_backfill_and_log(repo_factory)
 
     # A spooled note drained by a read command, then backfill, log, show, status.
     head = repo.head()
-    (repo.state_dir / "spool").write_text(f"commit\t{head}\tref: refs/heads/main\tmain\t{repo.git_dir}\n")
+    (repo.state_dir / "spool").write_text(
+        f"commit\t{head}\tref: refs/heads/main\tmain\t{repo.git_dir}\n"
+    )
     assert repo.gv("log").code == 0
     assert head in repo.note_paths()
     assert repo.gv("backfill").code == 0
@@ -79,7 +87,9 @@ def test_every_write_is_one_commit_touching_one_path(repo: Repo) -> None:
         assert subject.startswith(f"note {sha[:7]} ")
         parents = repo.git("rev-list", "--parents", "-n1", vault_sha).split()[1:]
         assert len(parents) == 1, "a linear history"
-        changed = repo.git("diff-tree", "--no-commit-id", "--name-only", "-r", vault_sha).splitlines()
+        changed = repo.git(
+            "diff-tree", "--no-commit-id", "--name-only", "-r", vault_sha
+        ).splitlines()
         assert len(changed) == 1 and changed[0].endswith(f"{sha}.md")
     _fsck(repo)
 
@@ -124,14 +134,16 @@ from gitvault.store import Vault
 repo, who, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 vault = Vault(resolve(repo))
 for i in range(count):
-    vault.commit({f"patterns/{who}-{i:03d}.md": f"- rule {who} {i}\\n".encode()}, f"pattern {who} {i}")
+    path = f"patterns/{who}-{i:03d}.md"
+    vault.commit({path: f"- rule {who} {i}\\n".encode()}, f"pattern {who} {i}")
 """
 
 
 def test_concurrent_vault_commits_from_several_processes_lose_nothing(repo: Repo) -> None:
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(repo.path), f"p{n}", "25"],
-                         stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(repo.path), f"p{n}", "25"], stderr=subprocess.PIPE
+        )
         for n in range(4)
     ]
     for p in procs:

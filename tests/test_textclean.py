@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import time
 
 import pytest
 from hypothesis import given
@@ -540,9 +539,13 @@ def test_large_text_with_long_runs_stays_fast() -> None:
             "sk-" + "-" * 40_000 + "1",
         ]
     )
-    start = time.perf_counter()
-    redact_secrets(text)
-    assert time.perf_counter() - start < 2.0
+    # No timing assertion (speed is measured by bench/, never by unit tests): a quadratic
+    # pattern shows up as this test hanging. What it asserts is that none of these shapes is
+    # mistaken for a secret: only the last line (shaped like an sk- key) is redacted.
+    cleaned, found = redact_secrets(text)
+    assert found == [Redaction("openai_api_key", 1)]
+    assert cleaned.splitlines()[:4] == text.splitlines()[:4]
+    assert cleaned.splitlines()[4] == "[REDACTED:openai_api_key]"
 
 
 # --------------------------------------------------------------------------- slugify

@@ -113,6 +113,7 @@ def backfill(
         TimeRemainingColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,  # no stray output when stderr is a file or a pipe
     ) as bar:
         task = bar.add_task("notes", total=None)
 
