@@ -368,8 +368,11 @@ def machine(scratch: Path) -> list[tuple[str, str]]:
         ("git", git_out(["--version"], REPO_ROOT).removeprefix("git version ")),
         ("pygit2", f"{pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})"),
         ("gitvault", f"{gitvault.__version__} (checkout {_checkout()})"),
-        ("Scratch disk", f"{scratch.parent} ({_fs_type(scratch)}): creating one small file "
-         f"(mkdir -p, write, rename, as git writes a loose object) takes "
-         f"{small_file_cost(scratch) * 1e6:,.0f} µs (median of 200)"),
+        (
+            "Scratch disk",
+            f"{scratch.parent} ({_fs_type(scratch)}): creating one small file "
+            f"(mkdir -p, write, rename, as git writes a loose object) takes "
+            f"{small_file_cost(scratch) * 1e6:,.0f} µs (median of 200)",
+        ),
         ("Date", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")),
     ]

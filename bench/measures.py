@@ -243,14 +243,32 @@ def bench_hook(ctx: Context) -> list[Row]:
         f"{_ms(b_p90)}; up to {most_drainers} drainer processes were alive at once."
     )
     return [
-        Row("hook", "Hook overhead on `git commit` (median, drainer settled)", _ms(med),
-            "≤ 10 ms", med <= 0.010, how,
-            {"median_s": med, "p90_s": p90, "with_s": with_hooks, "without_s": without}),
-        Row("hook", "Hook overhead on `git commit` (p90, drainer settled)", _ms(p90),
-            "(report)", None, "See the row above."),
-        Row("hook", "Hook overhead, back-to-back commits (median, drainers running)",
-            _ms(b_med), "(report)", None, burst_how,
-            {"median_s": b_med, "p90_s": b_p90, "max_drainers": most_drainers}),
+        Row(
+            "hook",
+            "Hook overhead on `git commit` (median, drainer settled)",
+            _ms(med),
+            "≤ 10 ms",
+            med <= 0.010,
+            how,
+            {"median_s": med, "p90_s": p90, "with_s": with_hooks, "without_s": without},
+        ),
+        Row(
+            "hook",
+            "Hook overhead on `git commit` (p90, drainer settled)",
+            _ms(p90),
+            "(report)",
+            None,
+            "See the row above.",
+        ),
+        Row(
+            "hook",
+            "Hook overhead, back-to-back commits (median, drainers running)",
+            _ms(b_med),
+            "(report)",
+            None,
+            burst_how,
+            {"median_s": b_med, "p90_s": b_p90, "max_drainers": most_drainers},
+        ),
     ]
 
 
@@ -292,10 +310,24 @@ def bench_drain(ctx: Context) -> list[Row]:
     ctx.say(f"drain: building a repository with a {n}-commit branch")
     base = ctx.box.repo_dir("rebase-bare")
     root = build_history(base, HistorySpec(commits=1, prefix="base", seed=11))
-    build_history(base, HistorySpec(commits=n, branch="topic", prefix="topic", seed=12,
-                                    start=1_700_000_000, step=600, parent=root), init=False)
-    build_history(base, HistorySpec(commits=1, prefix="base", seed=13, start=1_700_500_000,
-                                    parent=root), init=False)
+    build_history(
+        base,
+        HistorySpec(
+            commits=n,
+            branch="topic",
+            prefix="topic",
+            seed=12,
+            start=1_700_000_000,
+            step=600,
+            parent=root,
+        ),
+        init=False,
+    )
+    build_history(
+        base,
+        HistorySpec(commits=1, prefix="base", seed=13, start=1_700_500_000, parent=root),
+        init=False,
+    )
     git(["checkout", "-q", "topic"], base)
     hooked = ctx.box.repo_dir("rebase-held")
     shutil.copytree(base, hooked, symlinks=True)
@@ -318,8 +350,12 @@ def bench_drain(ctx: Context) -> list[Row]:
     ctx.say("drain: timing the drainer on the spooled lines")
     cpu0 = cpu_seconds()
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "gitvault.drain", str(hooked / ".git"), "--wait"],
-                   cwd=hooked, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "gitvault.drain", str(hooked / ".git"), "--wait"],
+        cwd=hooked,
+        check=True,
+        capture_output=True,
+    )
     t_drain = time.perf_counter() - start
     cpu_drain = cpu_seconds() - cpu0
     probe = NoteProbe(hooked)
@@ -342,8 +378,9 @@ def bench_drain(ctx: Context) -> list[Row]:
 
     ctx.say("drain: the same rebase with live background drainers, end to end")
     live_probe = NoteProbe(live)
-    proc = subprocess.Popen(["git", "rebase", "-q", "main"], cwd=live,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        ["git", "rebase", "-q", "main"], cwd=live, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     start = time.perf_counter()
     peak = 0
     while proc.poll() is None:
@@ -372,19 +409,37 @@ def bench_drain(ctx: Context) -> list[Row]:
         f"wall ({n / t_inproc:.0f} notes/s), {cpu_inproc:.2f} s CPU."
     )
     e2e_how = (
-        f"The same rebase in a copy with nothing held: shims start real detached drainers while "
-        f"git rebases (up to {peak} alive at once). Time from the end of `git rebase` until all "
-        f"{n} notes exist on the vault tip. Rebase wall time: bare {t_bare:.2f} s, with shims "
-        f"(drainer held off) {t_held:.2f} s, with live drainers {t_live_rebase:.2f} s."
+        f"The same rebase in a copy with nothing held, so the shims behave as they do for a "
+        f"user (drainer processes seen while git rebased: at most {peak}). Time from the end of "
+        f"`git rebase` until all {n} notes exist on the vault tip, polled every 5 ms. Rebase "
+        f"wall time: without hooks {t_bare:.2f} s, with the shims and the drainer held off "
+        f"{t_held:.2f} s, with the shims as installed {t_live_rebase:.2f} s."
     )
     return [
-        Row("drain", f"Drain throughput after a {n}-commit rebase", f"{rate:.0f} notes/s",
-            "≥ 200 notes/s", rate >= 200, how,
-            {"drain_s": t_drain, "inproc_s": t_inproc, "spool": kinds}),
-        Row("drain", f"Rebase end → all {n} notes on the vault (live drainers)",
-            f"{t_e2e:.2f} s ({n / t_e2e:.0f} notes/s)" if t_e2e > 0 else "0 s", "(report)", None,
-            e2e_how, {"e2e_s": t_e2e, "rebase_bare_s": t_bare, "rebase_held_s": t_held,
-                      "rebase_live_s": t_live_rebase, "peak_drainers": peak}),
+        Row(
+            "drain",
+            f"Drain throughput after a {n}-commit rebase",
+            f"{rate:.0f} notes/s",
+            "≥ 200 notes/s",
+            rate >= 200,
+            how,
+            {"drain_s": t_drain, "inproc_s": t_inproc, "spool": kinds},
+        ),
+        Row(
+            "drain",
+            f"Rebase end → all {n} notes on the vault (live drainers)",
+            f"{t_e2e:.2f} s ({n / t_e2e:.0f} notes/s)" if t_e2e > 0 else "0 s",
+            "(report)",
+            None,
+            e2e_how,
+            {
+                "e2e_s": t_e2e,
+                "rebase_bare_s": t_bare,
+                "rebase_held_s": t_held,
+                "rebase_live_s": t_live_rebase,
+                "peak_drainers": peak,
+            },
+        ),
     ]
 
 
@@ -400,16 +455,20 @@ def _vault_repos(ctx: Context) -> tuple[Path, Path]:
     made: list[Path] = []
     for label, count in (("small", sz.vault_small), ("large", sz.vault_large)):
         repo = ctx.box.repo_dir(f"vault-{label}")
-        build_history(repo, HistorySpec(commits=sz.drain_writes + 5, seed=21,
-                                        start=1_700_000_000, step=7 * 86_400))
+        build_history(
+            repo,
+            HistorySpec(commits=sz.drain_writes + 5, seed=21, start=1_700_000_000, step=7 * 86_400),
+        )
         git(["checkout", "-q", "main"], repo)
         _install(repo)
         start = time.perf_counter()
         commits = populate_vault(repo, count)
         git(["repack", "-a", "-d", "-q"], repo)
         took = time.perf_counter() - start
-        ctx.say(f"notecost: generated a {count:,}-note vault in {took:.1f} s "
-                f"({commits} vault commits, repacked)")
+        ctx.say(
+            f"notecost: generated a {count:,}-note vault in {took:.1f} s "
+            f"({commits} vault commits, repacked)"
+        )
         ctx.cache[f"gen_{label}_s"] = took
         made.append(repo)
     ctx.cache["vaults"] = (made[0], made[1])
@@ -474,17 +533,29 @@ def bench_notecost(ctx: Context) -> list[Row]:
         f"{n_small:,} notes, {_ms(median(dtimes[large]))} at {n_large:,}."
     )
     return [
-        Row("notecost", f"One note write, {n_large:,} vs {n_small:,} notes (Vault.commit)",
+        Row(
+            "notecost",
+            f"One note write, {n_large:,} vs {n_small:,} notes (Vault.commit)",
             f"{ratio:.2f}× ({_ms(median(times[large]))} vs {_ms(median(times[small]))})",
-            "≤ 1.3×", ratio <= 1.3, how,
-            {"small_s": times[small], "large_s": times[large], "ratio": ratio}),
-        Row("notecost", f"One spooled commit drained, {n_large:,} vs {n_small:,} notes",
+            "≤ 1.3×",
+            ratio <= 1.3,
+            how,
+            {"small_s": times[small], "large_s": times[large], "ratio": ratio},
+        ),
+        Row(
+            "notecost",
+            f"One spooled commit drained, {n_large:,} vs {n_small:,} notes",
             f"{dratio:.2f}× ({_ms(median(dtimes[large]))} vs {_ms(median(dtimes[small]))})",
-            "(report)", None, dhow, {"ratio": dratio}),
+            "(report)",
+            None,
+            dhow,
+            {"ratio": dratio},
+        ),
     ]
 
 
 # -- SessionStart recall at 100k notes (issue 4): a slot until gitvault.recall exists -----------
+
 
 # The command Claude Code's SessionStart hook runs (issue 4): `python -m gitvault.claude_hooks
 # session-start`, or the CLI's hidden `gitvault hook claude SessionStart` if that module is
@@ -506,24 +577,56 @@ def _memory_files(tip: str, shas: list[str]) -> dict[str, bytes | None]:
     for cat in cats:
         body.append(f"## {cat}")
         for i in range(9):
-            words = " ".join(rng.choice(("cache", "parser", "vault", "retry", "index", "hook",
-                                         "schema", "drain", "batch", "lock")) for _ in range(9))
+            words = " ".join(
+                rng.choice(
+                    (
+                        "cache",
+                        "parser",
+                        "vault",
+                        "retry",
+                        "index",
+                        "hook",
+                        "schema",
+                        "drain",
+                        "batch",
+                        "lock",
+                    )
+                )
+                for _ in range(9)
+            )
             body.append(f"- {cat} fact {i}: {words} (c:{rng.choice(shas)[:7]})")
         body.append("")
-    digest = frontmatter.render({
-        "kind": "digest", "watermark": tip, "folded_at": "2025-10-09T12:00:00Z",
-        "merger": "builtin", "model": None, "items": {c: 9 for c in cats},
-    }, "\n".join(body))
+    digest = frontmatter.render(
+        {
+            "kind": "digest",
+            "watermark": tip,
+            "folded_at": "2025-10-09T12:00:00Z",
+            "merger": "builtin",
+            "model": None,
+            "items": {c: 9 for c in cats},
+        },
+        "\n".join(body),
+    )
     files: dict[str, bytes | None] = {"_master.md": digest.encode()}
-    for n, (slug, saved) in enumerate((("bench-first", "2025-10-08T10:00:00+00:00"),
-                                       ("bench-second", "2025-10-09T11:00:00+00:00"))):
-        meta = {"kind": "session", "title": f"bench session {n}", "saved_at": saved,
-                "mode": "manual"}
-        text = "\n\n".join(f"## {sec}\n" + "\n".join(f"- {sec} point {i} of session {n}"
-                                                     for i in range(12))
-                           for sec in ("Summary", "Key Decisions", "Next Steps"))
-        files[f"sessions/{saved[:10]}-{saved[11:13]}{saved[14:16]}-{slug}.md"] = \
-            frontmatter.render(meta, text + "\n").encode()
+    for n, (slug, saved) in enumerate(
+        (
+            ("bench-first", "2025-10-08T10:00:00+00:00"),
+            ("bench-second", "2025-10-09T11:00:00+00:00"),
+        )
+    ):
+        meta = {
+            "kind": "session",
+            "title": f"bench session {n}",
+            "saved_at": saved,
+            "mode": "manual",
+        }
+        text = "\n\n".join(
+            f"## {sec}\n" + "\n".join(f"- {sec} point {i} of session {n}" for i in range(12))
+            for sec in ("Summary", "Key Decisions", "Next Steps")
+        )
+        files[f"sessions/{saved[:10]}-{saved[11:13]}{saved[14:16]}-{slug}.md"] = frontmatter.render(
+            meta, text + "\n"
+        ).encode()
     files["patterns/testing.md"] = "".join(f"- standing rule {i}\n" for i in range(12)).encode()
     return files
 
@@ -534,18 +637,31 @@ def bench_recall(ctx: Context) -> list[Row]:
     if importlib.util.find_spec("gitvault.recall") is None:
         reason = "skipped: gitvault.recall does not exist yet (issue 4)"
         ctx.say(f"recall: {reason}")
-        return [Row("recall", metric, reason, "≤ 150 ms", None,
-                    "Slot for issue 4: runs the SessionStart hook command (a subprocess, "
-                    "interpreter start-up included) against the large generated vault and takes "
-                    "the median wall time. Skipped until the module exists.")]
+        return [
+            Row(
+                "recall",
+                metric,
+                reason,
+                "≤ 150 ms",
+                None,
+                "Slot for issue 4: runs the SessionStart hook command (a subprocess, "
+                "interpreter start-up included) against the large generated vault and takes "
+                "the median wall time. Skipped until the module exists.",
+            )
+        ]
     from gitvault.resolve import resolve
     from gitvault.store import Vault
 
     _, large = _vault_repos(ctx)
-    payload = json.dumps({
-        "session_id": "bench-session", "transcript_path": str(ctx.box.root / "none.jsonl"),
-        "cwd": str(large), "hook_event_name": "SessionStart", "source": "startup",
-    }).encode()
+    payload = json.dumps(
+        {
+            "session_id": "bench-session",
+            "transcript_path": str(ctx.box.root / "none.jsonl"),
+            "cwd": str(large),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+    ).encode()
     hook_args = _recall_hook_args()
 
     def measure() -> tuple[list[float], bytes]:
@@ -553,8 +669,13 @@ def bench_recall(ctx: Context) -> list[Row]:
         output = b""
         for _ in range(ctx.sizes.recall_runs):
             start = time.perf_counter()
-            proc = subprocess.run([sys.executable, *hook_args], cwd=large, input=payload,
-                                  capture_output=True, check=False)
+            proc = subprocess.run(
+                [sys.executable, *hook_args],
+                cwd=large,
+                input=payload,
+                capture_output=True,
+                check=False,
+            )
             runs.append(time.perf_counter() - start)
             output = proc.stdout
         return runs, output
@@ -563,15 +684,22 @@ def bench_recall(ctx: Context) -> list[Row]:
     bare_runs, bare_out = measure()
     vault = Vault(resolve(large))
     tip = vault.require_tip()
-    shas = [p.rsplit("/", 1)[-1][:-3] for p in
-            git_out(["ls-tree", "-r", "--name-only", tip, "notes/2024/01/"], large).split()]
+    shas = [
+        p.rsplit("/", 1)[-1][:-3]
+        for p in git_out(["ls-tree", "-r", "--name-only", tip, "notes/2024/01/"], large).split()
+    ]
     vault.commit(_memory_files(tip, shas or ["0" * 40]), "bench: digest, sessions, patterns")
     runs, output = measure()
 
     def verdict(out: bytes) -> str:
-        return "" if b"VAULT RECALL" in out else (
-            " The output carried no `=== VAULT RECALL ===` block (fail-open: nothing injected)"
-            ", so the row counts as failed.")
+        return (
+            ""
+            if b"VAULT RECALL" in out
+            else (
+                " The output carried no `=== VAULT RECALL ===` block (fail-open: nothing injected)"
+                ", so the row counts as failed."
+            )
+        )
 
     ok = b"VAULT RECALL" in output
     how = (
@@ -586,11 +714,24 @@ def bench_recall(ctx: Context) -> list[Row]:
         f"{_ms(percentile(bare_runs, 90))}.{verdict(bare_out)}"
     )
     return [
-        Row("recall", metric, _ms(median(runs)), "≤ 150 ms", ok and median(runs) <= 0.150, how,
-            {"runs_s": runs}),
-        Row("recall", f"SessionStart hook at {n:,} notes, no digest yet", _ms(median(bare_runs)),
-            "(report)", None if b"VAULT RECALL" in bare_out else False, bare_how,
-            {"runs_s": bare_runs}),
+        Row(
+            "recall",
+            metric,
+            _ms(median(runs)),
+            "≤ 150 ms",
+            ok and median(runs) <= 0.150,
+            how,
+            {"runs_s": runs},
+        ),
+        Row(
+            "recall",
+            f"SessionStart hook at {n:,} notes, no digest yet",
+            _ms(median(bare_runs)),
+            "(report)",
+            None if b"VAULT RECALL" in bare_out else False,
+            bare_how,
+            {"runs_s": bare_runs},
+        ),
     ]
 
 
@@ -621,8 +762,9 @@ def bench_backfill(ctx: Context) -> list[Row]:
     cpu = cpu_seconds() - cpu0
     notes_now = count_notes(repo)
     if result.written != n or notes_now != n:
-        raise RuntimeError(f"backfill wrote {result.written} notes ({notes_now} in the vault), "
-                           f"expected {n}")
+        raise RuntimeError(
+            f"backfill wrote {result.written} notes ({notes_now} in the vault), expected {n}"
+        )
     ctx.cache["backfill"] = repo
     rate = result.written / elapsed
     how = (
@@ -632,18 +774,38 @@ def bench_backfill(ctx: Context) -> list[Row]:
         f"{result.written:,} notes in {elapsed:.2f} s wall, {cpu:.2f} s CPU (gitvault + its git "
         f"children)."
     )
-    return [Row("backfill", f"Backfill rate ({n:,} commits)", f"{rate:,.0f} commits/s",
-                "≥ 1,000 commits/s", rate >= 1000, how, {"seconds": elapsed})]
+    return [
+        Row(
+            "backfill",
+            f"Backfill rate ({n:,} commits)",
+            f"{rate:,.0f} commits/s",
+            "≥ 1,000 commits/s",
+            rate >= 1000,
+            how,
+            {"seconds": elapsed},
+        )
+    ]
 
 
 def vault_only_bytes(repo: Path) -> tuple[int, dict[str, tuple[int, int]]]:
     """On-disk bytes of objects reachable from the vault branch and from no other branch,
     with a per-type breakdown {type: (objects, bytes)}."""
     # --exclude patterns for --branches are matched without the refs/heads/ prefix.
-    rev = git(["rev-list", "--objects", "--no-object-names", "refs/heads/vault", "--not",
-               "--exclude=vault", "--branches"], repo).stdout
-    out = git(["cat-file", "--batch-check=%(objecttype) %(objectsize:disk)"], repo,
-              input=rev).stdout.decode()
+    rev = git(
+        [
+            "rev-list",
+            "--objects",
+            "--no-object-names",
+            "refs/heads/vault",
+            "--not",
+            "--exclude=vault",
+            "--branches",
+        ],
+        repo,
+    ).stdout
+    out = git(
+        ["cat-file", "--batch-check=%(objecttype) %(objectsize:disk)"], repo, input=rev
+    ).stdout.decode()
     total = 0
     kinds: dict[str, tuple[int, int]] = {}
     for line in out.splitlines():
@@ -668,8 +830,9 @@ def bench_gc(ctx: Context) -> list[Row]:
     per_aggr = aggressive / n
 
     def breakdown(k: dict[str, tuple[int, int]]) -> str:
-        return ", ".join(f"{kind}s {b / n:,.0f} B/note ({c:,} objects)"
-                         for kind, (c, b) in sorted(k.items()))
+        return ", ".join(
+            f"{kind}s {b / n:,.0f} B/note ({c:,} objects)" for kind, (c, b) in sorted(k.items())
+        )
 
     how = (
         f"After the backfill above ({n:,} notes), plain `git gc`; then the on-disk size "
@@ -681,10 +844,24 @@ def bench_gc(ctx: Context) -> list[Row]:
     )
     ahow = f"The same after `git gc --aggressive`. Breakdown: {breakdown(akinds)}."
     return [
-        Row("gc", "Bytes per note after `git gc`", f"{per:,.0f} B", "≤ 1.5 KB (1,536 B)",
-            per <= 1536, how, {"bytes": plain, "notes": n}),
-        Row("gc", "Bytes per note after `git gc --aggressive`", f"{per_aggr:,.0f} B",
-            "(report)", None, ahow, {"bytes": aggressive}),
+        Row(
+            "gc",
+            "Bytes per note after `git gc`",
+            f"{per:,.0f} B",
+            "≤ 1.5 KB (1,536 B)",
+            per <= 1536,
+            how,
+            {"bytes": plain, "notes": n},
+        ),
+        Row(
+            "gc",
+            "Bytes per note after `git gc --aggressive`",
+            f"{per_aggr:,.0f} B",
+            "(report)",
+            None,
+            ahow,
+            {"bytes": aggressive},
+        ),
     ]
 
 

@@ -110,9 +110,9 @@ class FakeNote:
     message: str
 
 
-def fake_notes(count: int, *, years: int = 5, end: int = 1_760_000_000, seed: int = 1) -> list[
-    FakeNote
-]:
+def fake_notes(
+    count: int, *, years: int = 5, end: int = 1_760_000_000, seed: int = 1
+) -> list[FakeNote]:
     """`count` realistic notes (rendered by gitvault itself) for made-up commits spread evenly
     over `years` years ending at `end`."""
     from gitvault import notes
@@ -153,8 +153,11 @@ def _write_blobs(repo_dir: Path, blobs: Sequence[bytes]) -> list[str]:
     """Write blobs into one pack with fast-import; returns their ids in order."""
     marks = repo_dir / ".git" / "bench-blob-marks"
     stream = b"".join(b"blob\nmark :%d\n" % (i + 1) + _data(b) for i, b in enumerate(blobs))
-    git(["fast-import", "--quiet", "--done", f"--export-marks={marks}"], repo_dir,
-        input=stream + b"done\n")
+    git(
+        ["fast-import", "--quiet", "--done", f"--export-marks={marks}"],
+        repo_dir,
+        input=stream + b"done\n",
+    )
     ids: dict[int, str] = {}
     for line in marks.read_text().splitlines():
         mark, sha = line.split()
@@ -212,10 +215,16 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
         root_builder.insert("notes", tree(notes_entries), tree_mode)
         sig = pygit2.Signature("gitvault", "gitvault@localhost")
         n_year = sum(len(v) for k, v in days.items() if k[0] == year)
-        head = str(repo.create_commit(
-            None, sig, sig, f"bench: {n_year} generated notes for {year}\n",
-            root_builder.write(), [pygit2.Oid(hex=head)],
-        ))
+        head = str(
+            repo.create_commit(
+                None,
+                sig,
+                sig,
+                f"bench: {n_year} generated notes for {year}\n",
+                root_builder.write(),
+                [pygit2.Oid(hex=head)],
+            )
+        )
         made += 1
     repo.references[vault.ref].set_target(pygit2.Oid(hex=head), "bench: generated notes")
     return made
@@ -224,6 +233,8 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
 def count_notes(repo_dir: Path, ref: str = "refs/heads/vault") -> int:
     out = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", ref, "notes/"],
-        cwd=repo_dir, capture_output=True, check=True,
+        cwd=repo_dir,
+        capture_output=True,
+        check=True,
     ).stdout
     return sum(1 for line in out.splitlines() if line.endswith(b".md"))

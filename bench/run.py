@@ -36,11 +36,15 @@ DEFAULT_OUTPUT = REPO_ROOT / "BENCHMARKS.md"
 
 def _load_note(loads: list[float]) -> str:
     cores = os.cpu_count() or 1
-    text = (f"1-minute load average {min(loads):.1f}–{max(loads):.1f} during the run "
-            f"(sampled between benchmarks; {cores} cores)")
+    text = (
+        f"1-minute load average {min(loads):.1f}–{max(loads):.1f} during the run "
+        f"(sampled between benchmarks; {cores} cores)"
+    )
     if max(loads) > cores * 0.75:
-        text += (". The machine was busy with other work while this ran: wall-clock figures "
-                 "are inflated; the CPU-time figures in the notes are less affected")
+        text += (
+            ". The machine was busy with other work while this ran: wall-clock figures "
+            "are inflated; the CPU-time figures in the notes are less affected"
+        )
     return text
 
 
@@ -48,17 +52,31 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bench/run.py", description="Measure gitvault's performance targets."
     )
-    parser.add_argument("--quick", action="store_true",
-                        help="small sizes for a smoke run (never writes BENCHMARKS.md)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="small sizes for a smoke run (never writes BENCHMARKS.md)",
+    )
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
-    parser.add_argument("--only", action="append", choices=sorted(BENCHMARKS), metavar="NAME",
-                        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
-    parser.add_argument("--output", type=Path,
-                        help="write the report here (also for --quick / --only runs)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(BENCHMARKS),
+        metavar="NAME",
+        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}",
+    )
+    parser.add_argument(
+        "--output", type=Path, help="write the report here (also for --quick / --only runs)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
-                        help="before each benchmark, wait up to SECONDS for other processes to "
-                        "leave the CPUs mostly idle (≤ 15%% busy); the load is recorded either way")
+    parser.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each benchmark, wait up to SECONDS for other processes to "
+        "leave the CPUs mostly idle (≤ 15%% busy); the load is recorded either way",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (debugging)")
     return parser.parse_args(argv)
 
@@ -87,17 +105,21 @@ def print_table(rows: list[Row], facts: list[tuple[str, str]]) -> None:
     colors = {"pass": "green", "FAIL": "bold red", "skipped": "yellow", "—": "dim"}
     for row in rows:
         status = _status(row)
-        table.add_row(escape(row.metric), escape(row.measured), escape(row.target),
-                      f"[{colors[status]}]{status}[/]")
+        table.add_row(
+            escape(row.metric),
+            escape(row.measured),
+            escape(row.target),
+            f"[{colors[status]}]{status}[/]",
+        )
     console.print(table)
     for row in rows:
         if row.passed is False:
-            console.print(f"[bold red]{escape(row.metric)}[/]: {escape(row.how)}",
-                          highlight=False)
+            console.print(f"[bold red]{escape(row.metric)}[/]: {escape(row.how)}", highlight=False)
 
 
-def render_markdown(rows: list[Row], facts: list[tuple[str, str]], command: str,
-                    seconds: float) -> str:
+def render_markdown(
+    rows: list[Row], facts: list[tuple[str, str]], command: str, seconds: float
+) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
@@ -116,8 +138,10 @@ def render_markdown(rows: list[Row], facts: list[tuple[str, str]], command: str,
         "",
         "| metric | measured | target | result |",
         "|---|---:|---:|---|",
-        *(f"| {cell(r.metric)} | {cell(r.measured)} | {cell(r.target)} | {_status(r)} |"
-          for r in rows),
+        *(
+            f"| {cell(r.metric)} | {cell(r.measured)} | {cell(r.target)} | {_status(r)} |"
+            for r in rows
+        ),
         "",
         "## How each row was measured",
         "",
@@ -143,34 +167,47 @@ def render_markdown(rows: list[Row], facts: list[tuple[str, str]], command: str,
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if importlib.util.find_spec("gitvault") is None or importlib.util.find_spec("pygit2") is None:
-        print(f"bench: gitvault is not importable by {sys.executable}; run with the project's "
-              "venv, e.g. PYTHON=.venv/bin/python just bench", file=sys.stderr)
+        print(
+            f"bench: gitvault is not importable by {sys.executable}; run with the project's "
+            "venv, e.g. PYTHON=.venv/bin/python just bench",
+            file=sys.stderr,
+        )
         return 2
     sizes = QUICK if args.quick else FULL
     names = args.only or list(BENCHMARKS)
-    command = shlex.join([Path(sys.executable).name, "bench/run.py",
-                          *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(
+        [Path(sys.executable).name, "bench/run.py", *(sys.argv[1:] if argv is None else argv)]
+    )
     began = time.perf_counter()
     rows: list[Row] = []
     try:
         with sandbox(keep=args.keep) as box:
             facts = machine(box.root)
-            ctx = Context(box=box, sizes=sizes,
-                          say=lambda msg: print(f"[{time.perf_counter() - began:6.1f}s] {msg}",
-                                                file=sys.stderr, flush=True))
+            ctx = Context(
+                box=box,
+                sizes=sizes,
+                say=lambda msg: print(
+                    f"[{time.perf_counter() - began:6.1f}s] {msg}", file=sys.stderr, flush=True
+                ),
+            )
             loads = [load_average()]
             for name in names:
-                busy = (wait_for_quiet(0.15, args.wait_quiet, ctx.say) if args.wait_quiet
-                        else float("nan"))
+                busy = (
+                    wait_for_quiet(0.15, args.wait_quiet, ctx.say)
+                    if args.wait_quiet
+                    else float("nan")
+                )
                 before = load_average()
                 made = BENCHMARKS[name](ctx)
                 after = load_average()
                 loads += [before, after]
                 for row in made:
-                    row.how += (f" (Machine load during this benchmark: 1-minute load average "
-                                f"{before:.1f} → {after:.1f}"
-                                + ("" if busy != busy else f"; CPUs {busy:.0%} busy at its start")
-                                + ".)")
+                    row.how += (
+                        f" (Machine load during this benchmark: 1-minute load average "
+                        f"{before:.1f} → {after:.1f}"
+                        + ("" if busy != busy else f"; CPUs {busy:.0%} busy at its start")
+                        + ".)"
+                    )
                 rows += made
             facts.append(("Load", _load_note(loads)))
     except Exception:  # noqa: BLE001 - report the harness failure, leave the table untouched

@@ -18,7 +18,7 @@ BLOCK_MAX = 2000
 MECHANICS = """\
 ## Project memory (gitvault)
 This repository keeps its memory on the `vault` branch (gitvault). A recall block
-(`=== VAULT RECALL ===`) is injected at session start; `gitvault recall` prints it again.
+(fenced by VAULT RECALL lines) is injected at session start; `gitvault recall` prints it again.
 Before you stop after real work, save the session:
 `gitvault save --title "<what you did>" --session-id <id> <<'EOF'` with the sections
 `## Summary`, `## Key Decisions`, `## Next Steps`, then `EOF`.

@@ -172,7 +172,6 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
     result = FoldResult(merger=name)
     if opts.dry_run:
         return _plan_only(vault, config, opts, result, say)
-    merger = _make_merger(name, config, opts.model)  # a missing CLI fails here: nothing changed
     with fold_lease(loc):
         cur = None if opts.rebuild else current_digest(vault, config)
         mark = None if opts.rebuild else _watermark(vault, cur, say)
@@ -186,6 +185,8 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         if not opts.rebuild and len(new_items) < minimum:
             result.skipped_reason = f"{len(new_items)} new item(s); fold.min_new_items is {minimum}"
             return result
+        # Only now, with work to do: a missing CLI fails here, before anything is written.
+        merger = _make_merger(name, config, opts.model)
         sources = SourceIndex(vault)
         base = cur if cur is not None else digest_mod.empty(config)
         budget = _batch_budget(config, base)
@@ -195,10 +196,12 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         planned = list(items.batches(new_items, budget))
         for index, batch in enumerate(planned):
             last = index == len(planned) - 1
-            if merger is not None and day_cap and _budget_spent(loc) >= day_cap:
-                spent = _budget_spent(loc)
+            spent = _budget_spent(loc)
+            estimate = len(prompt.merge_prompt(base.body(), batch, config))
+            if merger is not None and day_cap and spent + estimate > day_cap:
                 result.skipped_reason = (
-                    f"today's fold budget is spent ({spent:,} of {day_cap:,} characters)"
+                    f"today's fold budget is spent ({spent:,} of {day_cap:,} characters; "
+                    f"the next call needs ~{estimate:,})"
                 )
                 break
             before = result.chars_sent

@@ -13,6 +13,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 from dataclasses import dataclass
 
 from gitvault.errors import GitvaultError
@@ -40,6 +41,13 @@ class ModelMerger:
     model: str | None
 
     def complete(self, prompt: str) -> str:
+        # A neutral working directory: run in the project, `claude -p` would load its CLAUDE.md
+        # and git status into the fold's context (tens of thousands of characters, and the
+        # project's own instructions mixed into a merge task).
+        with tempfile.TemporaryDirectory(prefix="gitvault-fold-") as neutral:
+            return self._run(prompt, neutral)
+
+    def _run(self, prompt: str, cwd: str) -> str:
         try:
             proc = subprocess.Popen(
                 self.argv,
@@ -47,7 +55,9 @@ class ModelMerger:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self.env,
+                cwd=cwd,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except OSError as exc:
             raise MergerUnavailable(f"cannot run {self.argv[0]}: {exc.strerror}") from exc
@@ -66,6 +76,18 @@ class ModelMerger:
                 f"{detail[-1] if detail else 'no output'}"
             )
         return stdout[:MAX_OUTPUT].decode("utf-8", "replace")
+
+
+def _die_with_parent() -> None:
+    """Linux: the merger dies when the fold does (even by SIGKILL), so no orphan keeps
+    spending model credits. Elsewhere a no-op."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

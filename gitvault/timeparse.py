@@ -24,11 +24,9 @@ def parse_since(value: str | None) -> int | None:
         pass
     # git's approxidate, strictly: `config --type=expiry-date` works outside a repository
     # (unlike `rev-parse --since`) and rejects garbage instead of reading it as "now".
-    proc = subprocess.run(
-        ["git", "-c", f"gitvault.since={text}", "config", "--type=expiry-date", "--get",
-         "gitvault.since"],
-        capture_output=True, text=True, check=False, env=clean_env(),
-    )
+    key = "gitvault.since"
+    cmd = ["git", "-c", f"{key}={text}", "config", "--type=expiry-date", "--get", key]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=clean_env())
     match = re.fullmatch(r"\s*(\d+)\s*", proc.stdout)
     if proc.returncode != 0 or not match:
         raise GitvaultError(

@@ -19,7 +19,7 @@ from gitvault import frontmatter, schemas
 
 PYTHON = sys.executable
 GITVAULT = (PYTHON, "-m", "gitvault")
-WAIT_SECONDS = 20.0  # bounded polling for the background drainer
+WAIT_SECONDS = 60.0  # bounded polling for the background drainer (generous: CI may be loaded)
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # setup commits that must not be noted
 
 

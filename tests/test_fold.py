@@ -371,7 +371,7 @@ def test_min_new_items_skips_a_small_fold(repo: Repo, standin: StandIn) -> None:
 
 def test_max_chars_per_day_stops_once_spent(repo: Repo, standin: StandIn) -> None:
     backfilled_repo(repo, 40)
-    set_config(repo, "fold", max_chars_per_call=4000, max_chars_per_day=1000)
+    set_config(repo, "fold", max_chars_per_call=4000, max_chars_per_day=5000)
     standin.script(Step(answer=simple_answer(repo)))
     result = cli_in(repo, "fold")
     assert result.code == 0, result

@@ -168,7 +168,7 @@ def test_rebase_of_200_commits_writes_200_notes_with_replaces(repo_factory) -> N
     repo.git("rebase", "-q", "main")
     new = repo.git("rev-list", "--reverse", "main..big").splitlines()
     assert len(new) == 200
-    repo.wait_for_notes(new, timeout=60)
+    repo.wait_for_notes(new, timeout=120)
     for before, after in zip(old, new, strict=True):
         text = repo.note(after)
         assert text is not None

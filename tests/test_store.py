@@ -117,7 +117,7 @@ def test_four_worktrees_committing_at_once_lose_no_note(repo_factory) -> None:
     assert not errors, errors
     every = [sha for shas in made.values() for sha in shas]
     assert len(set(every)) == 100
-    repo.wait_for_notes(every, timeout=90)
+    repo.wait_for_notes(every, timeout=120)
     repo.wait_no_drainer()
     notes = [s for s in repo.vault_log() if s[1].startswith("note ")]
     assert len(notes) == 100, "one vault commit per note, none doubled"

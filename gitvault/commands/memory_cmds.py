@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -152,9 +153,9 @@ def patch(
     vault = Vault(loc)
     vault.check_format()
     config = fold_mod.load_config(vault)
-    report = claudemd.refresh(
-        loc.workdir, vault.read_text(digest_mod.PATH), config, files=[file] if file else None
-    )
+    # FILE is relative to where the user stands, like any other command-line path.
+    files = [os.path.relpath(Path.cwd() / file, loc.workdir)] if file else None
+    report = claudemd.refresh(loc.workdir, vault.read_text(digest_mod.PATH), config, files=files)
     for name in report.written:
         out.print(f"patched {name}", markup=False)
     for name in report.unchanged:
