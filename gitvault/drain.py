@@ -176,6 +176,14 @@ class Drainer:
         present = [s for s in order if s in self.vault.repo]
         for missing in set(order) - set(present):
             log_failure(self.state, f"drain: commit {missing} no longer exists; not noted")
+        # A commit made during a rebase that the rebase did not keep (a pick later squashed or
+        # amended away, or a rebase that was aborted) is in no rewrite line and no longer on
+        # its worktree's HEAD: it is not part of the project's history, so it gets no note.
+        present = [
+            s
+            for s in present
+            if ctx[s].kind != "pending" or s in rewritten or self._on_head(s, ctx[s].git_dir)
+        ]
         infos = notes.read_commits(self.loc.common_dir, present)
         writes: list[Write] = []
         for sha in present:
@@ -201,6 +209,26 @@ class Drainer:
             made = self.vault.commit_many(chunk, skip_if=self._already_noted)
             self.written += len(made)
         return keep
+
+    def _on_head(self, sha: str, git_dir: str | None) -> bool:
+        """Whether sha is the HEAD of the worktree it was made in, or an ancestor of it."""
+        import pygit2
+
+        if not git_dir:
+            return True
+        repo = self.vault.repo
+        try:
+            head = Path(git_dir, "HEAD").read_text(encoding="utf-8").strip()
+            if head.startswith("ref: "):
+                ref = repo.references.get(head[5:])
+                if ref is None:
+                    return False
+                head = str(ref.resolve().target)
+            return head == sha or bool(
+                repo.descendant_of(pygit2.Oid(hex=head), pygit2.Oid(hex=sha))
+            )
+        except (OSError, ValueError, KeyError, pygit2.GitError):
+            return True  # cannot tell: keep the note rather than lose it
 
     def _already_noted(self, head: str, write: Write) -> bool:
         return all(self.vault.exists(path, head) for path in write.changes)

@@ -307,7 +307,8 @@ def walk_first_parent(
 
 
 def changed_paths(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
-    """Files added or modified by a commit relative to its first parent (vault trees are small deltas)."""
+    """Files added or modified by a commit relative to its first parent (vault trees are small
+    deltas)."""
     import pygit2
 
     new_tree = commit.peel(pygit2.Tree)

@@ -119,7 +119,7 @@ def install(hdir: HooksDir, *, force: bool = False, python: str | None = None) -
             if chained.exists():
                 raise Refused(
                     f"{target} is not gitvault's, and {chained.name} already exists",
-                    hint=f"merge or remove one of them, then run install again",
+                    hint="merge or remove one of them, then run install again",
                 )
             os.replace(target, chained)
             changes.append(f"moved existing {name} hook to {chained.name} (it still runs first)")

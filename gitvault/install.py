@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 
-from gitvault import githooks, git
+from gitvault import git, githooks
 from gitvault.errors import GitvaultError, Refused
 from gitvault.resolve import Location
 from gitvault.store import Vault, state_dir
@@ -114,7 +114,11 @@ def uninstall(loc: Location, *, purge: bool = False) -> Report:
         vault = Vault(loc)
         from gitvault.config import parse_vault_toml
 
-        files = parse_vault_toml(vault.read_text("vault.toml")).patch_files if vault.tip() else ("CLAUDE.md",)
+        files = (
+            parse_vault_toml(vault.read_text("vault.toml")).patch_files
+            if vault.tip()
+            else ("CLAUDE.md",)
+        )
         for name in files:
             path = loc.workdir / name
             if not path.exists():

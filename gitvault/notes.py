@@ -12,11 +12,17 @@ from pathlib import Path
 from gitvault import frontmatter, git
 
 NOTE_MAX_BYTES = 2048
-SUBJECT_MAX = 200
+SUBJECT_MAX = 200  # characters of the subject line …
+SUBJECT_MAX_BYTES = 400  # … and at most this many bytes of UTF-8
+AUTHOR_MAX_BYTES = 200
+NAME_MAX_BYTES = 120  # branch and worktree names
+META_LIST_MAX = 8  # parents / replaces listed in the front matter
+_MARK = " […]"
 PATH_MAX = 160
 NOTES_DIR = "notes"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # One record per commit: \x01 header fields (NUL-separated) \x02 then -z numstat entries.
 _FORMAT = "%x01%H%x00%P%x00%an%x00%ae%x00%aI%x00%cI%x00%ct%x00%B%x02"
 _LOG_ARGS = [
@@ -85,26 +91,40 @@ def _cut(text: str, limit: int, what: str) -> str:
 
 
 def _fmt_stat(f: FileStat) -> str:
-    path = f.path if len(f.path) <= PATH_MAX else "…" + f.path[-PATH_MAX:]
+    # A file name may hold newlines or escape sequences: shown as '?', never as note structure.
+    path = _PATH_CONTROL.sub("?", f.path)
+    path = path if len(path) <= PATH_MAX else "…" + path[-PATH_MAX:]
     if f.added is None or f.deleted is None:
         return f"- {path} (binary)"
     return f"- {path} (+{f.added} -{f.deleted})"
+
+
+def _cap_bytes(text: str, max_bytes: int) -> str:
+    """text cut to at most max_bytes of UTF-8 (at a character boundary), marked when cut."""
+    data = text.encode()
+    if len(data) <= max_bytes:
+        return text
+    return data[: max_bytes - len(_MARK.encode())].decode("utf-8", "ignore").rstrip() + _MARK
 
 
 def render(info: CommitInfo, ctx: NoteContext) -> str:
     """The note's text: deterministic for a commit and context, at most NOTE_MAX_BYTES."""
     insertions = sum(f.added or 0 for f in info.files)
     deletions = sum(f.deleted or 0 for f in info.files)
+    # Every front-matter field is bounded, so the fixed part of a note always fits in 2 KB
+    # (a squash of many commits, an octopus merge, a long branch name or a long Unicode
+    # author would otherwise push it over); what is left out is counted in the body.
+    author = _cap_bytes(_clean(f"{info.author_name} <{info.author_email}>"), AUTHOR_MAX_BYTES)
     meta = {
         "kind": "note",
         "sha": info.sha,
-        "parents": list(info.parents),
-        "branch": ctx.branch,
-        "worktree": ctx.worktree,
-        "author": _cut(_clean(f"{info.author_name} <{info.author_email}>"), 200, "author"),
+        "parents": list(info.parents[:META_LIST_MAX]),
+        "branch": _cap_bytes(_clean(ctx.branch), NAME_MAX_BYTES) if ctx.branch else None,
+        "worktree": _cap_bytes(_clean(ctx.worktree), NAME_MAX_BYTES) if ctx.worktree else None,
+        "author": author,
         "authored": info.authored,
         "committed": info.committed,
-        "replaces": list(ctx.replaces) or None,
+        "replaces": list(ctx.replaces[:META_LIST_MAX]) or None,
         "source": ctx.source,
         "files_changed": len(info.files),
         "insertions": insertions,
@@ -113,8 +133,15 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
     head = frontmatter.render(meta, "")
     subject = _clean(info.subject)
     if len(subject) > SUBJECT_MAX:
-        subject = subject[:SUBJECT_MAX].rstrip() + " […]"
+        subject = subject[:SUBJECT_MAX].rstrip() + _MARK
+    subject = _cap_bytes(subject, SUBJECT_MAX_BYTES)
     title = f"# {subject or '(no subject)'}\n"
+    if len(info.parents) > META_LIST_MAX:
+        title += f"\n[… {len(info.parents)} parents; the first {META_LIST_MAX} are listed]\n"
+    if len(ctx.replaces) > META_LIST_MAX:
+        title += (
+            f"\n[… replaces {len(ctx.replaces)} commits; the first {META_LIST_MAX} are listed]\n"
+        )
     body = _clean(info.body).strip()
     file_lines = [_fmt_stat(f) for f in info.files]
     files_header = f"\n## Files ({len(info.files)} changed, +{insertions} -{deletions})\n"

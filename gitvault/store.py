@@ -104,7 +104,8 @@ class Vault:
             )
         if version > FORMAT_VERSION:
             raise Refused(
-                f"this vault has format {version}; this gitvault understands up to {FORMAT_VERSION}",
+                f"this vault has format {version}; "
+                f"this gitvault understands up to {FORMAT_VERSION}",
                 hint="upgrade gitvault (pip install -U gitvault)",
             )
         return tip

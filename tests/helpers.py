@@ -94,6 +94,25 @@ def cli_proc(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def read_only_mount_unavailable(scratch: Path) -> str | None:
+    """Why a read-only bind mount (in a private mount namespace) cannot be made here, or None.
+    Tests use it to make a folder read-only even for root, where chmod does nothing."""
+    import shutil
+
+    if shutil.which("unshare") is None:
+        return "unshare is not installed"
+    probe = scratch / "ro-probe"
+    probe.mkdir(exist_ok=True)
+    script = (
+        f"mount --bind {probe} {probe} && mount -o remount,ro,bind {probe} && "
+        f"! touch {probe}/x 2>/dev/null"
+    )
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"no read-only bind mount here (unshare -m + mount failed: {proc.stderr.strip()!r})"
+    return None
+
+
 def validate_note(text: str) -> dict[str, Any]:
     """Front matter of a note, checked against schemas/note.schema.json and the size cap."""
     assert len(text.encode("utf-8")) <= 2048, f"note is {len(text.encode())} bytes"

@@ -129,3 +129,19 @@ def test_a_commit_that_no_longer_exists_is_logged_not_fatal(repo_factory) -> Non
     assert drain(resolve(repo.path), block=True) == 1
     assert real in repo.note_paths()
     assert f"commit {ghost} no longer exists" in (repo.state_dir / "log").read_text()
+
+
+def test_commits_a_rebase_dropped_get_no_note(repo_factory) -> None:
+    # Commits spooled during a rebase that was then aborted (or squashed away) are on no
+    # branch: they are not part of the history and get no note.
+    repo: Repo = repo_factory(sync=False)
+    repo.git("checkout", "-q", "--detach")
+    dropped = repo.commit("made during an aborted rebase", hooks=False)
+    repo.git("checkout", "-q", "main")
+    kept = repo.commit("on main", hooks=False)
+    (repo.state_dir / "spool").write_text(
+        _line("pending", dropped, repo) + _line("commit", kept, repo)
+    )
+    assert drain(resolve(repo.path), block=True) == 1
+    assert kept in repo.note_paths() and dropped not in repo.note_paths()
+    assert not (repo.state_dir / drain_mod.PENDING).exists()

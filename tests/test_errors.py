@@ -5,13 +5,20 @@ half-written."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import Repo, cli, fast_history, git, make_repo, validate_note
+from helpers import (
+    Repo,
+    cli,
+    fast_history,
+    git,
+    make_repo,
+    read_only_mount_unavailable,
+    validate_note,
+)
 
 
 def _assert_clean_error(result, code: int, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -95,17 +102,8 @@ def test_unborn_head_install_works_and_the_first_commit_is_noted(repo_factory) -
     assert repo.git("symbolic-ref", "HEAD") == "refs/heads/main", "HEAD untouched by install"
 
 
-def _can_mount_read_only() -> str | None:
-    if shutil.which("unshare") is None:
-        return "unshare is not installed"
-    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
-    if probe.returncode != 0:
-        return "cannot create a mount namespace here (unshare -m failed)"
-    return None
-
-
-def test_read_only_git_dir(repo: Repo) -> None:
-    reason = _can_mount_read_only()
+def test_read_only_git_dir(repo: Repo, tmp_path: Path) -> None:
+    reason = read_only_mount_unavailable(tmp_path)
     if reason:
         pytest.skip(
             f"read-only .git needs a read-only bind mount ({reason}); chmod does not stop root"

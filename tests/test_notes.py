@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from helpers import Repo, fast_history, validate_note
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gitvault import notes
 from gitvault.drain import drain
@@ -91,6 +93,7 @@ def test_cherry_pick_is_noted(repo: Repo) -> None:
     repo.git("checkout", "-q", "-b", "side")
     picked = repo.commit("Fix on side", files={"fix.txt": "fix\n"})
     repo.git("checkout", "-q", "main")
+    repo.commit("main moves first", files={"m.txt": "m\n"})  # so the pick gets a new parent
     repo.git("cherry-pick", picked)
     new = repo.head()
     assert new != picked
@@ -273,3 +276,64 @@ def test_linked_worktree_note_names_its_worktree(repo: Repo, tmp_path: Path) -> 
     meta = repo.note_meta(sha)
     assert meta["worktree"] == "wt-one"
     assert meta["branch"] == "wt-one"
+
+
+def test_squashing_many_commits_keeps_the_note_under_the_cap(repo: Repo) -> None:
+    repo.git("checkout", "-q", "-b", "squash")
+    old = fast_history(repo, "squash", 20, prefix="sq")
+    repo.git("reset", "-q", "--hard", "squash")
+    base = repo.git("rev-parse", f"{old[0]}~1")
+    count = len(repo.vault_log())
+    editor = "sed -i '2,$ s/^pick/fixup/'"
+    repo.git("rebase", "-q", "-i", base, env={"GIT_SEQUENCE_EDITOR": editor})
+    new = repo.head()
+    assert repo.git("rev-list", "--count", f"{base}..{new}") == "1"
+    assert len(repo.vault_log()) == count + 1, "one note: none for the intermediate commits"
+    text = repo.note(new)
+    assert text is not None
+    meta = validate_note(text)  # ≤ 2 KB and schema-valid
+    assert meta["replaces"] == old[:8]
+    assert "[… replaces 20 commits; the first 8 are listed]" in text
+
+
+_WIDE = st.text(alphabet=st.sampled_from("a é 𝔄\t\x1b\n…"), max_size=1500)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    subject=_WIDE,
+    body=_WIDE,
+    author=_WIDE,
+    branch=st.one_of(st.none(), st.text(alphabet="b𝔅-/", min_size=1, max_size=400)),
+    parents=st.integers(0, 40),
+    replaces=st.integers(0, 40),
+    files=st.lists(
+        st.tuples(_WIDE.filter(bool), st.one_of(st.none(), st.integers(0, 10**6))), max_size=60
+    ),
+)
+def test_any_commit_renders_a_valid_note_of_at_most_2_kb(
+    subject: str,
+    body: str,
+    author: str,
+    branch: str | None,
+    parents: int,
+    replaces: int,
+    files: list[tuple[str, int | None]],
+) -> None:
+    info = notes.CommitInfo(
+        sha="b" * 40,
+        parents=tuple(f"{i:040x}" for i in range(parents)),
+        author_name=author,
+        author_email="dev@example.com",
+        authored="2024-01-01T00:00:00+00:00",
+        committed="2024-01-01T00:00:00+01:00",
+        commit_time=1_700_000_000,
+        message=subject + "\n\n" + body,
+        files=tuple(notes.FileStat(p, n, n) for p, n in files),
+    )
+    ctx = notes.NoteContext(branch, "wt", tuple(f"{i:040x}" for i in range(replaces)))
+    text = notes.render(info, ctx)
+    meta = validate_note(text)
+    assert text == notes.render(info, ctx), "deterministic"
+    assert meta["files_changed"] == len(files)
+    assert "\x1b" not in text
