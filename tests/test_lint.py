@@ -1,0 +1,35 @@
+"""`just lint` inside the suite, so CI keeps the code ruff- and mypy-clean."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed (pip install -e '.[test]')")
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_ruff_check() -> None:
+    proc = _run("ruff", "check", "gitvault", "tests", "bench")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_format() -> None:
+    proc = _run("ruff", "format", "--check", "gitvault", "tests", "bench")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_strict() -> None:
+    proc = _run("mypy")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
