@@ -12,12 +12,14 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from gitvault import git
 from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.resolve import Location
+
+if TYPE_CHECKING:
+    import pygit2  # imported by git.open_repo when a vault is opened, not at import time
 
 FORMAT_VERSION = 1
 DEFAULT_BRANCH = "vault"
