@@ -77,7 +77,7 @@ def backfill(
     batch: list[Write] = []
 
     def flush() -> None:
-        made = vault.commit_many(
+        made = vault.commit_packed(
             batch, skip_if=lambda head, w: all(vault.exists(p, head) for p in w.changes)
         )
         result.written += len(made)
@@ -104,9 +104,7 @@ def backfill(
         flush()
     elif progress:
         progress(result.considered, total)
-    if result.written:
-        # Pack what was written so a big backfill leaves no pile of loose objects.
-        git.run_git(["repack", "-d", "-q"], loc.common_dir, check=False)
+    # Nothing to repack: commit_packed wrote every batch straight into a pack.
     return result
 
 

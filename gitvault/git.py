@@ -418,3 +418,50 @@ def cat_blobs(cwd: Path, oids: Sequence[str]) -> dict[str, bytes]:
         out[oid] = data[pos : pos + size]
         pos += size + 1
     return out
+
+
+def fast_import_chain(
+    cwd: Path,
+    parent: str,
+    commits: Sequence[tuple[Mapping[str, bytes | None], str]],
+    when: int,
+) -> list[str]:
+    """Write a chain of commits on top of `parent` straight into one pack with
+    `git fast-import` (no loose objects) and return their ids in order. No ref is moved:
+    the caller publishes the last one by compare-and-swap."""
+    import tempfile
+
+    tmp_ref = f"refs/gitvault/import-{os.getpid()}"
+    stream = bytearray()
+    for index, (changes, message) in enumerate(commits, 1):
+        msg = message.encode()
+        stream += b"commit %s\nmark :%d\n" % (tmp_ref.encode(), index)
+        stream += b"committer %s <%s> %d +0000\n" % (
+            VAULT_NAME.encode(),
+            VAULT_EMAIL.encode(),
+            when,
+        )
+        stream += b"data %d\n%s\n" % (len(msg), msg)
+        if index == 1:
+            stream += b"from %s\n" % parent.encode()
+        for path, data in sorted(changes.items()):
+            if any(c in path for c in '\n"\\') or path.startswith("/"):
+                raise GitvaultError(f"invalid vault path: {path!r}")
+            if data is None:
+                stream += b"D %s\n" % path.encode()
+            else:
+                stream += b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data)
+        stream += b"\n"
+    with tempfile.TemporaryDirectory(prefix="gitvault-import-") as tmp:
+        marks = Path(tmp) / "marks"
+        run_git(
+            ["fast-import", "--quiet", "--force", "--depth=1", f"--export-marks={marks}"],
+            cwd,
+            input=bytes(stream),
+        )
+        ids: dict[int, str] = {}
+        for line in marks.read_text(encoding="ascii").splitlines():
+            mark, _, sha = line.partition(" ")
+            ids[int(mark.lstrip(":"))] = sha.strip()
+    run_git(["update-ref", "-d", tmp_ref], cwd, check=False)
+    return [ids[i] for i in range(1, len(commits) + 1)]
