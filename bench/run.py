@@ -28,7 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import REPO_ROOT, load_average, machine, sandbox, wait_for_quiet  # noqa: E402
+from harness import (  # noqa: E402
+    REPO_ROOT,
+    load_average,
+    machine,
+    sandbox,
+    small_file_cost,
+    wait_for_quiet,
+)
 from measures import BENCHMARKS, FULL, QUICK, Context, Row  # noqa: E402
 
 DEFAULT_OUTPUT = REPO_ROOT / "BENCHMARKS.md"
@@ -197,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                     if args.wait_quiet
                     else float("nan")
                 )
+                disk = small_file_cost(box.root, 100)
                 before = load_average()
                 made = BENCHMARKS[name](ctx)
                 after = load_average()
@@ -206,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                         f" (Machine load during this benchmark: 1-minute load average "
                         f"{before:.1f} → {after:.1f}"
                         + ("" if busy != busy else f"; CPUs {busy:.0%} busy at its start")
-                        + ".)"
+                        + f"; one small-file create on the scratch disk {disk * 1e6:,.0f} µs.)"
                     )
                 rows += made
             facts.append(("Load", _load_note(loads)))

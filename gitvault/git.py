@@ -282,17 +282,7 @@ def delete_ref(repo: pygit2.Repository, ref: str) -> None:
         found.delete()
 
 
-@dataclass(frozen=True)
-class VaultCommit:
-    sha: str
-    parents: tuple[str, ...]
-    message: str
-    time: int
-    offset: int
-    paths: tuple[str, ...]  # paths added or changed relative to the first parent
-
-
-def walk_first_parent(
+def walk_history(
     repo: pygit2.Repository, tip: str, stop: str | None = None
 ) -> Iterable[pygit2.Commit]:
     """Commits from tip backwards (time order, all parents), stopping at `stop` (exclusive)."""

@@ -213,7 +213,7 @@ class Vault:
         tip = self.tip()
         if tip is None:
             return iter(())
-        return iter(git.walk_first_parent(self.repo, tip, stop))
+        return iter(git.walk_history(self.repo, tip, stop))
 
     def changed_paths(self, commit: pygit2.Commit) -> list[str]:
         return git.changed_paths(self.repo, commit)

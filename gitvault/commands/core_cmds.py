@@ -34,17 +34,22 @@ def install(
         False, "--local", help="Claude Code hooks go to .claude/settings.local.json."
     ),
 ) -> None:
-    """Create the vault branch and install the git hook shims. Safe to run again."""
+    """Create the vault branch, install the git hook shims and wire Claude Code (hooks, /save
+    and /recall skills, CLAUDE.md section). Safe to run again."""
     loc = location(ctx, drain_spool=False)
     report = install_mod.install(loc, force=force, claude=not no_claude, local=local)
-    for line in report.changes:
-        out.print(f"  {line}")
-    for line in report.notes:
-        out.print(f"  note: {line}")
+    _print_report(report)
     if not report.changes:
         out.print("gitvault is already installed; nothing changed.")
     else:
         out.print("gitvault installed: every commit in every worktree now gets a note.")
+
+
+def _print_report(report: install_mod.Report) -> None:
+    for line in report.changes:
+        out.print(f"  {line}", markup=False)
+    for line in report.notes:
+        out.print(f"  note: {line}", markup=False)
 
 
 def uninstall(
@@ -56,10 +61,7 @@ def uninstall(
     """Remove what install added; chained hooks are restored. The vault is kept unless --purge."""
     loc = location(ctx, drain_spool=not purge)
     report = install_mod.uninstall(loc, purge=purge)
-    for line in report.changes:
-        out.print(f"  {line}")
-    for line in report.notes:
-        out.print(f"  note: {line}")
+    _print_report(report)
     if not report.changes:
         out.print("nothing to remove.")
 
