@@ -260,7 +260,9 @@ def bench_hook(ctx: Context) -> list[Row]:
             _ms(p90),
             "(report)",
             None,
-            "See the row above.",
+            f"The same samples as the row above: p90 of the hooked commits "
+            f"({_ms(percentile(with_hooks, 90))}) minus p90 of the bare ones "
+            f"({_ms(percentile(without, 90))}).",
         ),
         Row(
             "hook",

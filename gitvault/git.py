@@ -388,6 +388,15 @@ def ls_tree(
     return out
 
 
+def count_files(cwd: Path, rev: str, folder: str, suffix: str) -> int:
+    """How many files below folder end with suffix (counted on git's output, not parsed)."""
+    proc = run_git(["ls-tree", "-r", "-z", "--name-only", rev, "--", folder], cwd, check=False)
+    if proc.returncode != 0:
+        return 0
+    tail = suffix.encode()
+    return sum(1 for name in proc.stdout.split(b"\0") if name.endswith(tail))
+
+
 def cat_blobs(cwd: Path, oids: Sequence[str]) -> dict[str, bytes]:
     """Contents of several blobs through one `git cat-file --batch`."""
     if not oids:
@@ -445,9 +454,12 @@ def fast_import_chain(
     with tempfile.TemporaryDirectory(prefix="gitvault-import-") as tmp:
         marks = Path(tmp) / "marks"
         run_git(
-            ["fast-import", "--quiet", "--force", "--depth=1", f"--export-marks={marks}"],
+            ["fast-import", "--quiet", "--force", f"--export-marks={marks}"],
             cwd,
             input=bytes(stream),
+            # glibc otherwise returns freed memory to the system after every object, and
+            # fast-import spends most of its time in those system calls.
+            env={"MALLOC_TRIM_THRESHOLD_": "134217728"},
         )
         ids: dict[int, str] = {}
         for line in marks.read_text(encoding="ascii").splitlines():

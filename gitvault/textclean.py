@@ -90,6 +90,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gitvault.fences import RECALL_BEGIN, RECALL_END
+
 __all__ = [
     "RECALL_BEGIN",
     "RECALL_END",
@@ -101,9 +103,6 @@ __all__ = [
     "strip_private",
     "strip_recall",
 ]
-
-RECALL_BEGIN = "=== VAULT RECALL ==="
-RECALL_END = "=== END VAULT RECALL ==="
 
 
 @dataclass(frozen=True)

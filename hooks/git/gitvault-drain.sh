@@ -12,6 +12,8 @@ else
   pid=; [ -f "$state/drain.pid" ] && read -r pid < "$state/drain.pid" 2>/dev/null
   if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
     "$GITVAULT_PYTHON" -m gitvault.drain "$2" --detach </dev/null >/dev/null 2>&1 &
+    # Claim the slot at once, so commits made while Python starts do not start more drainers.
+    echo $! > "$state/drain.pid" 2>/dev/null
   fi
 fi
 exit 0
