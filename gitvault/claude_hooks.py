@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import sys
-import tomllib
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -42,6 +41,8 @@ def _log(loc: Any, message: str) -> None:
 
 
 def _settings(cwd: Path, section: str) -> dict[str, Any]:
+    import tomllib  # not on the SessionStart path
+
     from gitvault import git
 
     branch = git.config_get(cwd, "gitvault.branch") or "vault"

@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitvault.errors import GitvaultError
 
@@ -357,8 +356,7 @@ def config_get(cwd: Path, key: str) -> str | None:
     return value if proc.returncode == 0 and value else None
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
     path: str
     oid: str
     is_dir: bool
@@ -453,14 +451,20 @@ def fast_import_chain(
         stream += b"\n"
     with tempfile.TemporaryDirectory(prefix="gitvault-import-") as tmp:
         marks = Path(tmp) / "marks"
-        run_git(
+        proc = run_git(
             ["fast-import", "--quiet", "--force", f"--export-marks={marks}"],
             cwd,
             input=bytes(stream),
+            check=False,
             # glibc otherwise returns freed memory to the system after every object, and
             # fast-import spends most of its time in those system calls.
             env={"MALLOC_TRIM_THRESHOLD_": "134217728"},
         )
+        if proc.returncode != 0:
+            detail = _tail(proc.stderr) or _tail(proc.stdout)
+            if "Read-only" in detail or "Permission denied" in detail:
+                raise _write_failed(OSError(detail))
+            raise GitError(f"`git fast-import` failed with exit code {proc.returncode}: {detail}")
         ids: dict[int, str] = {}
         for line in marks.read_text(encoding="ascii").splitlines():
             mark, _, sha = line.partition(" ")

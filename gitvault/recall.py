@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,14 +29,17 @@ PATTERN_LINES = 25
 USER_PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
 
 
-@dataclass
 class Recall:
-    text: str
-    omitted: list[str] = field(default_factory=list)
-    has_digest: bool = False
-    sessions: list[str] = field(default_factory=list)
-    # What could not be read (the hook logs these; the block says what it could).
-    problems: list[str] = field(default_factory=list)
+    """The block and what went into it. A plain class: dataclasses would pull `inspect` (~15 ms)
+    into the SessionStart hook's imports."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.omitted: list[str] = []
+        self.has_digest = False
+        self.sessions: list[str] = []
+        # What could not be read (the hook logs these; the block says what it could).
+        self.problems: list[str] = []
 
 
 def _cut(text: str, limit: int, what: str) -> str:

@@ -8,8 +8,8 @@ resolves to the same vault (``--show-toplevel`` would split it).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gitvault.errors import NotARepository
 
@@ -17,8 +17,7 @@ ENV_REPO = "GITVAULT_REPO"
 STATE_DIRNAME = "gitvault"
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):  # not a dataclass: hooks must not pay for importing `inspect`
     common_dir: Path  # shared by every worktree: the vault's home
     git_dir: Path  # this worktree's own git dir (== common_dir in the main worktree)
     workdir: Path | None  # this worktree's top level; None for a bare repository
