@@ -65,6 +65,11 @@ def _sh_quote(value: str) -> str:
     return "'" + value.replace("'", "'\"'\"'") + "'"
 
 
+def shipped_version(name: str) -> int:
+    """The version of the shim this gitvault ships."""
+    return shim_version(hook_template("git", name).read_text(encoding="utf-8")) or 0
+
+
 def shim_version(text: str) -> int | None:
     match = SHIM_ID.search(text)
     return int(match.group(2)) if match else None

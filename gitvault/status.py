@@ -46,6 +46,18 @@ def status(loc: Location) -> Status:
     elif fmt > FORMAT_VERSION:
         warnings.append(f"vault format {fmt} is newer than this gitvault ({FORMAT_VERSION})")
     missing = [h["name"] for h in hooks if not h["installed"]]
+    stale = [
+        h["name"]
+        for h in hooks
+        if h["installed"]
+        and h["version"] is not None
+        and h["version"] < githooks.shipped_version(h["name"])
+    ]
+    if stale:
+        warnings.append(
+            f"{', '.join(stale)} shim(s) are older than this gitvault: run `gitvault install` "
+            "to update them"
+        )
     if tip is not None and missing:
         where = (
             f"core.hooksPath ({hdir.scope}) {hdir.path}"
