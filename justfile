@@ -25,6 +25,6 @@ bench *args:
 demo:
     {{python}} -m gitvault demo
 
-# Many writers at once: concurrency stress (slow).
+# Many writers at once: the concurrency tests, five rounds.
 stress:
-    {{python}} -m pytest -m slow -k concurrent -p no:randomly
+    for i in 1 2 3 4 5; do {{python}} -m pytest -q -k "at_once or concurrent" tests/test_store.py || exit 1; done
