@@ -28,10 +28,13 @@ _SECTION_TO_SLOT = {
     "status": 4,
     "next steps": 5,
 }
+# Conventional-commit types ("feat(parser)!: …"); a fix or revert is also recognised by its
+# first word. Anything else describes the current state.
+_CC = r"(?:\([^)]*\))?!?:"
 _NOTE_PREFIX_TO_SLOT = (
-    (re.compile(r"^(fix|bug|hotfix|revert)\b", re.I), 3),
-    (re.compile(r"^(docs?|style|lint|test|ci|build|chore)\b", re.I), 2),
-    (re.compile(r"^(refactor|arch|design|feat|add)\b", re.I), 0),
+    (re.compile(rf"^(?:(?:fix|bugfix|hotfix|revert){_CC}|(?:fix|fixes|fixed|revert)\b)", re.I), 3),
+    (re.compile(rf"^(?:docs?|style|lint|test|tests|ci|build|chore){_CC}", re.I), 2),
+    (re.compile(rf"^(?:feat|refactor|perf|arch){_CC}", re.I), 0),
 )
 _FACT_CHARS = 160
 

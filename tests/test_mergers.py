@@ -389,3 +389,25 @@ def test_missing_claude_through_the_real_entry_point(repo: Repo, tmp_path: Path)
     assert result.code == 1, result
     assert len(result.err.strip().splitlines()) == 1
     assert repo.vault_tip() == tip
+
+
+@pytest.mark.parametrize(
+    ("subject", "category"),
+    [
+        ("feat(parser)!: unicode identifiers", "Architecture"),
+        ("refactor: split the store", "Architecture"),
+        ("fix: crash on empty input", "Gotchas"),
+        ("Fix crash on empty input", "Gotchas"),
+        ("docs: explain the watermark", "Conventions"),
+        ("chore(deps): bump pygit2", "Conventions"),
+        ("Add a README", "State"),  # a plain verb is not a conventional-commit type
+        ("Fixture update for the parser", "State"),
+    ],
+)
+def test_builtin_sorts_note_subjects_by_conventional_commit_type(
+    subject: str, category: str
+) -> None:
+    from gitvault.builtin_merge import _note_slot
+    from gitvault.config import DEFAULT_CATEGORIES
+
+    assert DEFAULT_CATEGORIES[_note_slot(subject)][0] == category
