@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 
-from gitvault.lease import read_holder
 from gitvault.locking import file_lock
 from gitvault.resolve import Location
 from gitvault.store import state_dir
@@ -45,6 +44,3 @@ def spawn_fold(loc: Location, *, merger: str | None = None, model: str | None = 
     finally:
         log.close()
     return proc.pid
-
-
-__all__ = ["fold_running", "read_holder", "spawn_fold"]

@@ -79,17 +79,7 @@ def find_note_path(vault: Vault, sha: str) -> str | None:
     try:
         obj = repo.revparse_single(sha)
         commit = obj.peel(pygit2.Commit)
-        info = notes.CommitInfo(
-            sha=str(commit.id),
-            parents=(),
-            author_name="",
-            author_email="",
-            authored="",
-            committed="",
-            commit_time=commit.commit_time,
-            message="",
-        )
-        path = notes.note_path(info)
+        path = notes.note_path_at(str(commit.id), commit.commit_time)
         if vault.exists(path):
             return path
     except (KeyError, ValueError, pygit2.GitError):

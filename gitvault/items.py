@@ -99,11 +99,6 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
     return out
 
 
-def all_items(vault: Vault) -> list[Item]:
-    """Every item in the log (for --rebuild): the same as the range from the root."""
-    return new_items(vault, None)
-
-
 def batches(items: list[Item], budget: int) -> Iterator[list[Item]]:
     """Split items into batches of at most `budget` characters (at least one item each)."""
     batch: list[Item] = []

@@ -75,8 +75,13 @@ class NoteContext:
 
 
 def note_path(info: CommitInfo) -> str:
-    day = datetime.fromtimestamp(info.commit_time, tz=UTC)
-    return f"{NOTES_DIR}/{day:%Y/%m/%d}/{info.sha}.md"
+    return note_path_at(info.sha, info.commit_time)
+
+
+def note_path_at(sha: str, commit_time: int) -> str:
+    """Where a commit's note lives: sharded by its committer date (UTC)."""
+    day = datetime.fromtimestamp(commit_time, tz=UTC)
+    return f"{NOTES_DIR}/{day:%Y/%m/%d}/{sha}.md"
 
 
 def _clean(text: str) -> str:
