@@ -118,7 +118,7 @@ def sandbox(keep: bool = False) -> Iterator[Sandbox]:
 
 
 def drainer_pids(under: Path) -> list[int]:
-    """Pids of `python -m gitvault.drain <dir>` processes whose dir lies under `under`."""
+    """Pids of drainer processes (`gitvault-hook git drain <dir>`) whose dir lies under `under`."""
     needle = str(under).encode()
     pids: list[int] = []
     for entry in os.scandir("/proc"):
@@ -129,7 +129,7 @@ def drainer_pids(under: Path) -> list[int]:
                 cmdline = fh.read()
         except OSError:
             continue
-        if b"gitvault.drain" in cmdline and needle in cmdline:
+        if b"git\x00drain\x00" in cmdline and needle in cmdline:
             pids.append(int(entry.name))
     return pids
 

@@ -110,7 +110,7 @@ class NoteProbe:
     def paths(self, shas: list[str]) -> dict[str, str]:
         import pygit2
 
-        from gitvault.notes import NOTES_DIR
+        from gitvault.vault.layout import NOTES as NOTES_DIR
 
         repo = pygit2.Repository(str(self.repo_dir))
         out = {}
@@ -307,7 +307,7 @@ def _spool_kinds(repo: Path) -> dict[str, int]:
 
 
 def bench_drain(ctx: Context) -> list[Row]:
-    from gitvault.drain import drain
+    from gitvault.notes.drain import drain
     from gitvault.resolve import resolve
 
     n = ctx.sizes.rebase_commits
@@ -363,7 +363,7 @@ def bench_drain(ctx: Context) -> list[Row]:
         cpu0 = cpu_seconds()
         start = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "gitvault.drain", str(copy / ".git"), "--wait"],
+            [sys.executable, "-m", "gitvault.hook", "git", "drain", str(copy / ".git"), "--wait"],
             cwd=copy,
             check=True,
             capture_output=True,
@@ -415,13 +415,13 @@ def bench_drain(ctx: Context) -> list[Row]:
         f"`git rebase` through the installed shims, which spooled "
         f"{', '.join(f'{v} `{k}`' for k, v in sorted(kinds.items()))} lines. During the rebase "
         f"the harness held drain.lock and published its own pid in drain.pid (as a running "
-        f"drainer would), so no note was written early. Then it timed `python -m gitvault.drain "
+        f"drainer would), so no note was written early. Then it timed `gitvault-hook git drain "
         f"<common-dir> --wait` (the drainer a hook starts, interpreter start-up included) until it "
         f"exited with all {n} notes written (each records the commit it replaces). Median of "
         f"{len(drain_times)} runs on identical copies: {t_drain:.2f} s wall (runs: "
         f"{', '.join(f'{t:.2f}' for t in drain_times)} s), {cpu_drain:.2f} s CPU (drainer + its "
         f"git children). The same "
-        f"spool drained in-process by `gitvault.drain.drain(loc, block=True)`: {t_inproc:.2f} s "
+        f"spool drained in-process by `gitvault.notes.drain.drain(loc, block=True)`: {t_inproc:.2f} s "
         f"wall ({n / t_inproc:.0f} notes/s), {cpu_inproc:.2f} s CPU."
     )
     e2e_how = (
@@ -492,9 +492,9 @@ def _vault_repos(ctx: Context) -> tuple[Path, Path]:
 
 
 def bench_notecost(ctx: Context) -> list[Row]:
-    from gitvault.drain import drain
+    from gitvault.notes.drain import drain
     from gitvault.resolve import resolve
-    from gitvault.store import Vault
+    from gitvault.vault.store import Vault
 
     sz = ctx.sizes
     small, large = _vault_repos(ctx)
@@ -544,7 +544,7 @@ def bench_notecost(ctx: Context) -> list[Row]:
     )
     dhow = (
         f"{sz.drain_writes} real project commits, each spooled as a post-commit line and drained "
-        f"in-process with `gitvault.drain.drain(loc, block=True)` (git log + render + schema "
+        f"in-process with `gitvault.notes.drain.drain(loc, block=True)` (git log + render + schema "
         f"check + Vault.commit_many), interleaved. Median: {_ms(median(dtimes[small]))} at "
         f"{n_small:,} notes, {_ms(median(dtimes[large]))} at {n_large:,}."
     )
@@ -573,19 +573,16 @@ def bench_notecost(ctx: Context) -> list[Row]:
 # -- SessionStart recall at 100k notes (issue 4): a slot until gitvault.recall exists -----------
 
 
-# The command Claude Code's SessionStart hook runs (issue 4): `python -m gitvault.claude_hooks
-# session-start`, or the CLI's hidden `gitvault hook claude SessionStart` if that module is
-# absent. The row fails (rather than passing silently) when the output has no recall block.
+# The command Claude Code's SessionStart hook runs: the stable entry `gitvault-hook claude
+# session-start`. The row fails (rather than passing silently) when the output has no block.
 def _recall_hook_args() -> list[str]:
-    if importlib.util.find_spec("gitvault.claude_hooks") is not None:
-        return ["-m", "gitvault.claude_hooks", "session-start"]
-    return ["-m", "gitvault", "hook", "claude", "SessionStart"]
+    return ["-m", "gitvault.hook", "claude", "session-start"]
 
 
 def _memory_files(tip: str, shas: list[str]) -> dict[str, bytes | None]:
     """A digest near its 6,000-character cap citing real notes, two sessions and a patterns
     file: what a vault in steady use holds besides its notes (plain text, as fold/save write)."""
-    from gitvault import frontmatter
+    from gitvault.vault import frontmatter
 
     cats = ["Architecture", "Decisions", "Conventions", "Gotchas", "State", "Next steps"]
     rng = random.Random(7)
@@ -666,7 +663,7 @@ def bench_recall(ctx: Context) -> list[Row]:
             )
         ]
     from gitvault.resolve import resolve
-    from gitvault.store import Vault
+    from gitvault.vault.store import Vault
 
     _, large = _vault_repos(ctx)
     payload = json.dumps(
@@ -761,7 +758,7 @@ def _backfilled(ctx: Context) -> Path:
 
 
 def bench_backfill(ctx: Context) -> list[Row]:
-    from gitvault.backfill import backfill
+    from gitvault.notes.backfill import backfill
     from gitvault.resolve import resolve
 
     n = ctx.sizes.backfill_commits

@@ -115,7 +115,7 @@ def fake_notes(
 ) -> list[FakeNote]:
     """`count` realistic notes (rendered by gitvault itself) for made-up commits spread evenly
     over `years` years ending at `end`."""
-    from gitvault import notes
+    from gitvault.notes import render as notes
 
     rng = random.Random(seed)
     span = years * 365 * DAY
@@ -176,7 +176,7 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
     import pygit2
 
     from gitvault.resolve import resolve
-    from gitvault.store import Vault
+    from gitvault.vault.store import Vault
 
     vault = Vault(resolve(repo_dir))
     repo = vault.repo

@@ -68,12 +68,23 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return errors.OK
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a message + log
-        path = common.log_internal_error(traceback.format_exc())
+        path = common.log_internal_error(traceback.format_exc(), _repo_arg(argv))
         common.print_error(
             f"internal error: {type(exc).__name__}: {exc}",
             f"this is a bug; details in {path}" if path else "this is a bug",
         )
         return errors.INTERNAL
+
+
+def _repo_arg(argv: list[str] | None) -> str | None:
+    """The --repo/-C value of a command line (for the crash log's location)."""
+    args = sys.argv[1:] if argv is None else argv
+    for index, arg in enumerate(args):
+        if arg in ("--repo", "-C") and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith("--repo="):
+            return arg.split("=", 1)[1]
+    return None
 
 
 def entry() -> None:

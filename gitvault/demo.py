@@ -9,9 +9,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from gitvault import fold, history, install, recall, sessions
+from gitvault import install
+from gitvault.agents.agentfiles import fold_and_patch
+from gitvault.fold.run import FoldOptions
+from gitvault.memory import history, recall, sessions
 from gitvault.resolve import resolve
-from gitvault.store import Vault
+from gitvault.vault import layout
+from gitvault.vault.store import Vault
 
 Say = Callable[[str], None]
 
@@ -92,15 +96,15 @@ def run(say: Say, *, keep: bool = False) -> Path:
             say(f"     | {line}")
         say("6. an agent saves its session (APPEND): recall fences, <private> text and secrets")
         say("   are stripped before anything is written")
-        saved = sessions.save(loc, DEMO_SESSION, session_id="demo-session", agent="demo")
+        saved = sessions.save_session(loc, DEMO_SESSION, session_id="demo-session", agent="demo")
         say(f"     saved {saved.path} ({saved.redactions} secret redacted)")
         say("7. gitvault fold (REWRITE): the builtin merger, offline; the default merger is")
         say("   `claude -p` with a small model")
-        result = fold.fold(loc, fold.FoldOptions(merger="builtin"))
+        result = fold_and_patch(loc, FoldOptions(merger="builtin")).result
         say(f"     folded {result.new_items} items → {result.commits[-1][:7]}; the digest:")
-        for line in (vault.read_text("_master.md") or "").splitlines():
+        for line in (vault.read_text(layout.DIGEST) or "").splitlines():
             say(f"     | {line}")
-        again = fold.fold(loc, fold.FoldOptions(merger="builtin"))
+        again = fold_and_patch(loc, FoldOptions(merger="builtin")).result
         say(f"     a second fold: {again.skipped_reason} (no model call, no commit)")
         block = recall.build(repo)
         say(f"8. what the next Claude Code session gets at start: {len(block.text)} characters")

@@ -9,26 +9,21 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 
-from gitvault import git, githooks
+from gitvault import launcher
+from gitvault.agents import agentfiles, sentinel
 from gitvault.errors import GitvaultError, Refused
+from gitvault.notes import shims
 from gitvault.resolve import Location
-from gitvault.store import Vault, state_dir
-from gitvault.vaultinit import initial_files
+from gitvault.vault import layout
+from gitvault.vault.config import initial_files, parse_vault_toml
+from gitvault.vault.locking import atomic_write
+from gitvault.vault.store import Vault, state_dir
 
 
 @dataclass
 class Report:
     changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-def patch_write(path: object, data: bytes) -> None:
-    from pathlib import Path
-
-    from gitvault.locking import atomic_write
-
-    assert isinstance(path, Path)
-    atomic_write(path, data, mode=path.stat().st_mode & 0o7777)
 
 
 def _require_worktree(loc: Location) -> None:
@@ -39,37 +34,35 @@ def _require_worktree(loc: Location) -> None:
         )
 
 
+def _agent_files(vault: Vault) -> list[str]:
+    return list(parse_vault_toml(vault.read_text(layout.CONFIG)).patch_files)
+
+
 def _claude_preflight(loc: Location, local: bool) -> list[str]:
     """Everything that could refuse, checked before anything is written: settings.json must be
     valid JSON and every agent file's sentinels matched."""
-    from gitvault import claude_install, patch
+    from gitvault.agents import claude
 
     assert loc.workdir is not None
-    claude_install._load_settings(claude_install.settings_path(loc.workdir, local))
-    files = ["CLAUDE.md"]
+    claude.load_settings(claude.settings_path(loc.workdir, local))
     vault = Vault(loc)
-    if vault.tip() is not None:
-        from gitvault.config import parse_vault_toml
-
-        files = list(parse_vault_toml(vault.read_text("vault.toml")).patch_files)
+    files = (
+        _agent_files(vault) if vault.tip() is not None else list(parse_vault_toml(None).patch_files)
+    )
     for name in files:
         path = loc.workdir / name
         if path.exists():
-            patch.patch_bytes(path.read_bytes(), "", name=str(path))
+            sentinel.patch_bytes(path.read_bytes(), "", name=str(path))
     return files
 
 
 def _claude_install(loc: Location, local: bool, files: list[str], report: Report) -> None:
-    from gitvault import claude_install, claudemd
-    from gitvault.config import parse_vault_toml
+    from gitvault.agents import claude
 
-    assert loc.workdir is not None
-    result = claude_install.install(loc, local=local)
+    result = claude.install(loc, local=local)
     report.changes += result.changes
     report.notes += result.kept
-    vault = Vault(loc)
-    config = parse_vault_toml(vault.read_text("vault.toml"))
-    patched = claudemd.refresh(loc.workdir, vault.read_text("_master.md"), config, files=files)
+    patched = agentfiles.refresh_from_vault(loc, files=files)
     report.changes += [f"wrote the gitvault section of {name}" for name in patched.written]
 
 
@@ -87,15 +80,16 @@ def install(
         )
     if tip is not None:
         vault.check_format()
-    hdir = githooks.hooks_dir(loc)
+    hdir = shims.hooks_dir(loc)
     if hdir.scope in ("global", "system") and not force:
-        githooks.install(hdir, force=False)  # raises Refused before anything is written
+        shims.install(hdir, force=False)  # raises Refused before anything is written
     agent_files = _claude_preflight(loc, local) if claude else []
     state_dir(loc)
     if tip is None:
         sha = vault.create(initial_files(), "init vault")
         report.changes.append(f"created vault branch '{vault.branch}' at {sha[:7]}")
-    report.changes += githooks.install(hdir, force=force)
+    report.changes += launcher.install(loc)
+    report.changes += shims.install(hdir, force=force)
     if hdir.scope != "default":
         report.notes.append(f"hooks installed in core.hooksPath ({hdir.scope}): {hdir.path}")
     if claude:
@@ -106,44 +100,39 @@ def install(
 def uninstall(loc: Location, *, purge: bool = False) -> Report:
     report = Report()
     if loc.workdir is not None:
-        from gitvault import claude_install, patch
+        from gitvault.agents import claude
 
-        result = claude_install.uninstall(loc)
+        result = claude.uninstall(loc)
         report.changes += result.changes
         report.notes += result.kept
         vault = Vault(loc)
-        from gitvault.config import parse_vault_toml
-
-        files = (
-            parse_vault_toml(vault.read_text("vault.toml")).patch_files
-            if vault.tip()
-            else ("CLAUDE.md",)
-        )
+        files = _agent_files(vault) if vault.tip() else list(parse_vault_toml(None).patch_files)
         for name in files:
             path = loc.workdir / name
             if not path.exists():
                 continue
             try:
                 original = path.read_bytes()
-                cleaned = patch.remove_block(original, name=str(path))
+                cleaned = sentinel.remove_block(original, name=str(path))
             except Refused as exc:
                 report.notes.append(f"{name}: {exc.message}; left as it is")
                 continue
             if cleaned != original:
                 if cleaned.strip(b"\r\n\xef\xbb\xbf"):
-                    patch_write(path, cleaned)
+                    atomic_write(path, cleaned, mode=path.stat().st_mode & 0o7777)
                 else:
                     path.unlink()  # it held only our section: gitvault created it
                 report.changes.append(f"removed the gitvault section of {name}")
-    hdir = githooks.hooks_dir(loc)
-    report.changes += githooks.uninstall(hdir)
-    default = githooks.HooksDir(loc.common_dir / "hooks", "default")
+    hdir = shims.hooks_dir(loc)
+    report.changes += shims.uninstall(hdir)
+    report.changes += launcher.remove(loc)
+    default = shims.HooksDir(loc.common_dir / "hooks", "default")
     if default.path != hdir.path:
-        report.changes += githooks.uninstall(default)
+        report.changes += shims.uninstall(default)
     if purge:
         vault = Vault(loc)
         if vault.tip() is not None and vault.is_gitvault():
-            git.delete_ref(vault.repo, vault.ref)
+            vault.git.delete_ref(vault.ref)
             report.changes.append(f"deleted vault branch '{vault.branch}'")
         if loc.state_dir.exists():
             shutil.rmtree(loc.state_dir, ignore_errors=True)

@@ -1,25 +1,19 @@
-"""Where the shipped data lives: hooks/ and schemas/ at the top of a checkout, or
-gitvault/data/ inside an installed wheel."""
+"""The data shipped inside the package (gitvault/data: hook templates, skills, schemas), read
+with importlib.resources. The top-level hooks/ and schemas/ of a checkout link here."""
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
-
-_PACKAGE = Path(__file__).resolve().parent
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 
 
-@cache
-def data_root() -> Path:
-    for candidate in (_PACKAGE / "data", _PACKAGE.parent):
-        if (candidate / "schemas").is_dir() and (candidate / "hooks").is_dir():
-            return candidate
-    raise FileNotFoundError("gitvault's hooks/ and schemas/ are missing from this installation")
+def data_root() -> Traversable:
+    return files("gitvault").joinpath("data")
 
 
-def schema_path(name: str) -> Path:
-    return data_root() / "schemas" / name
+def schema_path(name: str) -> Traversable:
+    return data_root().joinpath("schemas", name)
 
 
-def hook_template(kind: str, name: str) -> Path:
-    return data_root() / "hooks" / kind / name
+def hook_template(kind: str, name: str) -> Traversable:
+    return data_root().joinpath("hooks", kind, *name.split("/"))

@@ -6,10 +6,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitvault import drain, frontmatter, githooks, history
-from gitvault.locking import read_log
+from gitvault.memory import history
+from gitvault.notes import drain, shims
 from gitvault.resolve import Location
-from gitvault.store import FORMAT_VERSION, Vault
+from gitvault.vault import frontmatter, layout
+from gitvault.vault.locking import read_log
+from gitvault.vault.store import Vault
 
 
 @dataclass
@@ -36,22 +38,22 @@ def status(loc: Location) -> Status:
     vault = Vault(loc)
     tip = vault.tip()
     fmt = vault.format_version(tip) if tip else None
-    hdir = githooks.hooks_dir(loc)
-    hooks = [h.__dict__ for h in githooks.state(hdir.path)]
+    hdir = shims.hooks_dir(loc)
+    hooks = [h.__dict__ for h in shims.state(hdir.path)]
     warnings: list[str] = []
     if tip is None:
         warnings.append(f"no vault branch '{vault.branch}': run `gitvault install`")
     elif fmt is None:
         warnings.append(f"branch '{vault.branch}' is not a gitvault vault")
-    elif fmt > FORMAT_VERSION:
-        warnings.append(f"vault format {fmt} is newer than this gitvault ({FORMAT_VERSION})")
+    elif fmt > layout.FORMAT_VERSION:
+        warnings.append(f"vault format {fmt} is newer than this gitvault ({layout.FORMAT_VERSION})")
     missing = [h["name"] for h in hooks if not h["installed"]]
     stale = [
         h["name"]
         for h in hooks
         if h["installed"]
         and h["version"] is not None
-        and h["version"] < githooks.shipped_version(h["name"])
+        and h["version"] < shims.shipped_version(h["name"])
     ]
     if stale:
         warnings.append(
@@ -96,7 +98,7 @@ def status(loc: Location) -> Status:
     if tip is not None and fmt is not None:
         for entry in history.entries(vault, limit=1, kind="note"):
             last_note = entry.as_json()
-        digest = vault.read_text("_master.md", tip)
+        digest = vault.read_text(layout.DIGEST, tip)
         if digest is not None:
             meta, _ = frontmatter.parse(digest)
             last_fold = {k: meta.get(k) for k in ("folded_at", "watermark", "merger", "items")}

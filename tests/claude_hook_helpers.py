@@ -71,11 +71,11 @@ def run_hook(
     env: Mapping[str, str] | None = None,
     timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m gitvault.claude_hooks EVENT` with the payload on stdin (a str is sent as is),
+    """`python -m gitvault.hook claude EVENT` with the payload on stdin (a str is sent as is),
     run in the project directory as Claude Code does."""
     raw = payload if isinstance(payload, str) else json.dumps(payload)
     return subprocess.run(
-        [sys.executable, "-m", "gitvault.claude_hooks", event],
+        [sys.executable, "-m", "gitvault.hook", "claude", event],
         input=raw,
         cwd=cwd or (repo.path if repo is not None else None),
         env=hook_env(repo, env),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitvault import frontmatter, schemas
+from gitvault.vault import frontmatter, schemas
 
 PYTHON = sys.executable
 GITVAULT = (PYTHON, "-m", "gitvault")
@@ -124,8 +124,12 @@ def validate_note(text: str) -> dict[str, Any]:
     return meta
 
 
+def is_drainer(cmdline: bytes) -> bool:
+    return b"git\x00drain\x00" in cmdline or b"gitvault.drain" in cmdline
+
+
 def drainer_pids(common_dir: Path | None = None) -> list[int]:
-    """Live `gitvault.drain` processes (for common_dir, or any)."""
+    """Live drainer processes, `gitvault-hook git drain DIR` (for common_dir, or any)."""
     pids = []
     needle = str(common_dir).encode() if common_dir is not None else b""
     for entry in Path("/proc").iterdir():
@@ -135,7 +139,7 @@ def drainer_pids(common_dir: Path | None = None) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"gitvault.drain" in cmdline and needle in cmdline:
+        if is_drainer(cmdline) and needle in cmdline:
             pids.append(int(entry.name))
     return pids
 

@@ -22,9 +22,9 @@ from typing import Any
 import tomlkit
 from helpers import Repo, Result
 
-from gitvault import frontmatter
 from gitvault.resolve import resolve
-from gitvault.store import Vault
+from gitvault.vault import frontmatter
+from gitvault.vault.store import Vault
 
 PYTHON = sys.executable
 CATEGORIES = ("Architecture", "Decisions", "Conventions", "Gotchas", "State", "Next steps")
@@ -443,7 +443,7 @@ KILL_DRIVER = textwrap.dedent(
     """\
     # Runs `gitvault fold` and SIGKILLs itself around the k-th digest commit (test instrument).
     import os, signal, sys
-    from gitvault import fold as fold_mod
+    from gitvault.fold import run as fold_mod
     from gitvault.cli import main
 
     when, k = sys.argv[1], int(sys.argv[2])

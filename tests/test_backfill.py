@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from helpers import Repo, fast_history, validate_note
 
-from gitvault import backfill as backfill_mod
+from gitvault.notes import backfill as backfill_mod
 from gitvault.resolve import resolve
 
 

@@ -47,9 +47,9 @@ from mock_anthropic import (
     text,
 )
 
-from gitvault import frontmatter
-from gitvault.patch import BEGIN as PATCH_BEGIN
-from gitvault.patch import END as PATCH_END
+from gitvault.agents.sentinel import BEGIN as PATCH_BEGIN
+from gitvault.agents.sentinel import END as PATCH_END
+from gitvault.vault import frontmatter
 
 pytestmark = pytest.mark.claude
 

@@ -40,7 +40,7 @@ from mock_anthropic import (
     tool_results,
 )
 
-from gitvault.transcript import commits_in, read_transcript
+from gitvault.agents.transcript import commits_in, read_transcript
 
 MODEL = "claude-sonnet-4-5"
 CLI_TIMEOUT = 60

@@ -1,4 +1,4 @@
-"""The Claude Code hooks as Claude Code runs them: `python -m gitvault.claude_hooks <event>` in
+"""The Claude Code hooks as Claude Code runs them: `gitvault-hook claude <event>` in
 the project directory with the recorded hook JSON on stdin, against real repositories.
 
 SessionStart injects the recall block and writes nothing; Stop asks for a save only when one is
@@ -38,10 +38,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_helpers import cli_sub, set_config
 
-from gitvault import frontmatter, hookinput, recall, schemas
-from gitvault.locking import file_lock
+from gitvault.agents import hookinput
+from gitvault.agents.transcript import read_transcript
+from gitvault.memory import recall
 from gitvault.resources import schema_path
-from gitvault.transcript import read_transcript
+from gitvault.vault import frontmatter, schemas
+from gitvault.vault.locking import file_lock
 
 SECTIONS = ("## Summary", "## Key Decisions", "## Next Steps")
 
@@ -229,7 +231,7 @@ def test_session_start_gives_up_after_two_seconds(repo: Repo, tmp_path: Path) ->
 def test_hooks_import_only_what_they_need(repo: Repo, tmp_path: Path) -> None:
     probe = (
         "import io, json, sys\n"
-        "from gitvault import claude_hooks\n"
+        "from gitvault.agents import hooks as claude_hooks\n"
         "for event, key in (('session-start', 'SessionStart:startup'), ('stop', 'Stop:False')):\n"
         "    sys.stdin = io.StringIO(json.dumps(json.loads(sys.argv[1])[key]['input']))\n"
         "    claude_hooks.main([event])\n"

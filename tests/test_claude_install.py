@@ -17,8 +17,7 @@ import pytest
 from claude_hook_helpers import sample
 from helpers import Repo
 
-from gitvault import claude_install
-from gitvault.patch import BEGIN, END
+from gitvault.agents.sentinel import BEGIN, END
 
 EVENTS = {
     "SessionStart": "session-start",
@@ -58,7 +57,7 @@ def _settings(repo: Repo, local: bool = False) -> dict[str, Any]:
 
 
 def _ours(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [g for g in groups if any("gitvault.claude_hooks" in h["command"] for h in g["hooks"])]
+    return [g for g in groups if any("gitvault-hook" in h["command"] for h in g["hooks"])]
 
 
 def _write_settings(repo: Repo, data: Any, local: bool = False) -> Path:
@@ -106,7 +105,8 @@ def test_install_merges_hooks_additively_and_a_second_install_changes_nothing(
         (group,) = _ours(hooks[event])
         (handler,) = group["hooks"]
         assert handler["type"] == "command" and handler["timeout"] >= 15
-        assert f"{sys.executable} -m gitvault.claude_hooks {arg}" in handler["command"]
+        assert f"gitvault-hook claude {arg}" in handler["command"]
+        assert sys.executable not in handler["command"], "nothing machine-specific"
     assert _ours(hooks["SessionStart"])[0]["matcher"] == "startup|resume|clear|compact"
     assert len(hooks["SessionStart"]) == 2 and len(hooks["Stop"]) == 2
 
@@ -138,10 +138,10 @@ def test_installed_hook_commands_run_the_hooks_and_fail_open(repo: Repo) -> None
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("=== VAULT RECALL ===")
 
-    # The interpreter is gone and no gitvault-hook is on PATH: exit 0, say nothing.
-    gone = claude_install.hook_command("session-start", python="/nonexistent/python3")
+    # The launcher is gone and no gitvault-hook is on PATH: exit 0, say nothing.
+    (repo.state_dir / "bin" / "gitvault-hook").unlink()
     done = subprocess.run(
-        ["sh", "-c", gone],
+        ["sh", "-c", command],
         input=payload,
         cwd=repo.path,
         capture_output=True,
@@ -156,7 +156,11 @@ def test_stale_gitvault_entries_are_replaced_not_duplicated(
     repo_factory: Callable[..., Repo],
 ) -> None:
     repo = repo_factory(install=False, claude=True)
-    old = claude_install.hook_command("stop", python="/old/venv/bin/python")
+    # The command gitvault 0.1 wrote (an interpreter and a module path).
+    old = (
+        "[ -x /old/venv/bin/python ] && exec /old/venv/bin/python -m gitvault.claude_hooks stop; "
+        "command -v gitvault-hook >/dev/null 2>&1 && exec gitvault-hook stop; exit 0"
+    )
     mixed = {
         "hooks": {
             "Stop": [
@@ -270,7 +274,8 @@ def test_later_install_upgrades_unedited_skills_and_keeps_edited_ones(repo: Repo
     save_path, recall_path = (repo.path / rel for rel in SKILLS)
     current_save = save_path.read_bytes()
     # An older gitvault installed this /save: the file still equals what it installed.
-    old_save = current_save.replace(b"gitvault-skill save v1", b"gitvault-skill save v0")
+    old_save = current_save.replace(b"gitvault-skill save v2", b"gitvault-skill save v0")
+    assert old_save != current_save
     save_path.write_bytes(old_save)
     stamp = _stamp(repo)
     stamp[SKILLS[0]] = hashlib.sha256(old_save).hexdigest()

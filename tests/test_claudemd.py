@@ -21,7 +21,8 @@ from memory_helpers import (
     watermark,
 )
 
-from gitvault.patch import BEGIN, END
+from gitvault.agents import texts
+from gitvault.agents.sentinel import BEGIN, END
 
 OLD_NS = 1_000_000_000 * 1_000_000_000
 
@@ -183,9 +184,14 @@ def test_the_block_is_capped_at_2000_characters(
     assert "gitvault save" in block  # the mechanics come first and stay
     assert block.splitlines()[-1].startswith("- [… cut to fit")
     body_lines = block.splitlines()[:-1]
+    mechanics = texts.agent_file_mechanics().splitlines()
     for ln in body_lines:  # whole lines only: digest lines, cut markers, the mechanics
         assert (
-            ln in long_lines or ln in gotchas or ln.startswith("- [… ") or not ln.startswith("- ")
+            ln in long_lines
+            or ln in gotchas
+            or ln.startswith("- [… ")
+            or ln in mechanics
+            or not ln.startswith("- ")
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,8 @@ import pytest
 import typer
 from helpers import Repo, cli, cli_proc
 
-from gitvault import history
 from gitvault.cli import app
+from gitvault.memory import history
 
 
 def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
@@ -99,7 +100,7 @@ def test_log_since(repo: Repo, tmp_path: Path) -> None:
 def test_log_reads_only_what_it_prints(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(5):
         repo.commit(f"c{i}")
-    from gitvault.store import Vault
+    from gitvault.vault.store import Vault
 
     seen = 0
     original = Vault.history
@@ -168,6 +169,23 @@ def test_internal_errors_become_exit_70_with_a_log(
     result = repo.gv("log")
     assert result.code == 70
     assert "internal error: RuntimeError: simulated bug" in result.err
-    logs = list(tmp_path.glob("gitvault-crash-*.log"))
-    assert len(logs) == 1 and "Traceback" in logs[0].read_text()
+    logs = list(repo.state_dir.glob("crash-*.log"))
+    assert len(logs) == 1, "the crash log lives in the common git dir's gitvault folder"
+    assert str(logs[0]) in result.err, "the message names the log"
+    text = logs[0].read_text()
+    lines = text.splitlines()
+    assert lines[0].startswith("gitvault ") and lines[1].startswith("git version ")
+    assert lines[2].startswith("pygit2 ") and lines[3].startswith("Python ")
+    assert "Traceback" in text and "simulated bug" in text
+    assert not list(tmp_path.glob("gitvault-crash-*.log"))
     assert "Traceback" not in result.err
+
+    # The gitvault folder cannot be written: the temp dir takes the log.
+    for log in logs:
+        log.unlink()
+    shutil.rmtree(repo.state_dir)
+    repo.state_dir.write_text("not a folder")
+    result = repo.gv("log")
+    assert result.code == 70
+    (fallback,) = tmp_path.glob("gitvault-crash-*.log")
+    assert "simulated bug" in fallback.read_text() and str(fallback) in result.err

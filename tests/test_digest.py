@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_helpers import CATEGORIES, digest_answer
 
-from gitvault import digest as digest_mod
-from gitvault.config import DEFAULT_VAULT_TOML, Category, VaultConfig, parse_vault_toml
 from gitvault.errors import FOLD_REJECTED, FoldRejected
+from gitvault.fold import digest as digest_mod
+from gitvault.vault.config import DEFAULT_VAULT_TOML, Category, VaultConfig, parse_vault_toml
 
 CONFIG = parse_vault_toml(DEFAULT_VAULT_TOML)
 KNOWN = {("c", "1a2b3c4"), ("c", "deadbee"), ("s", "2026-01-02-0304-setup")}

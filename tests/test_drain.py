@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import Repo
 
-from gitvault import drain as drain_mod
-from gitvault.drain import Entry, drain, parse_line, spool_backlog
+from gitvault.notes import drain as drain_mod
+from gitvault.notes.drain import Entry, drain, parse_line, spool_backlog
 from gitvault.resolve import resolve
 
 
@@ -145,3 +145,52 @@ def test_commits_a_rebase_dropped_get_no_note(repo_factory) -> None:
     assert drain(resolve(repo.path), block=True) == 1
     assert kept in repo.note_paths() and dropped not in repo.note_paths()
     assert not (repo.state_dir / drain_mod.PENDING).exists()
+
+
+# -- idempotency: the first note wins, on both write paths ----------------------------------
+
+
+@pytest.mark.parametrize("count", [3, 12], ids=["loose path", "packed path (8+ writes)"])
+def test_redraining_already_noted_commits_makes_no_commit(repo_factory, count: int) -> None:
+    # A re-drain after a crash: every spooled commit already has its note. Below 8 writes the
+    # chain is written object by object, from 8 on through `git fast-import`; both must skip.
+    repo: Repo = repo_factory(sync=False)
+    shas = [repo.commit(f"c{i}", hooks=False) for i in range(count)]
+    spool = repo.state_dir / "spool"
+    spool.write_text("".join(_line("commit", s, repo) for s in shas))
+    assert drain(resolve(repo.path), block=True) == count
+    tip = repo.vault_tip()
+    spool.write_text("".join(_line("commit", s, repo) for s in shas))
+    assert drain(resolve(repo.path), block=True) == 0
+    assert repo.vault_tip() == tip, "no new commit, empty or not"
+
+
+def test_a_backfilled_note_keeps_its_first_version_when_the_commit_is_spooled(
+    repo_factory,
+) -> None:
+    repo: Repo = repo_factory(sync=False)
+    shas = [repo.commit(f"old {i}", hooks=False) for i in range(10)]
+    assert repo.gv("backfill").code == 0
+    first = {s: repo.note(s) for s in shas}
+    assert all(repo.note_meta(s)["source"] == "backfill" for s in shas)
+    tip = repo.vault_tip()
+    # The hook's lines for the same commits arrive late (a stale spool, a re-run hook).
+    (repo.state_dir / "spool").write_text("".join(_line("commit", s, repo) for s in shas))
+    assert drain(resolve(repo.path), block=True) == 0
+    assert {s: repo.note(s) for s in shas} == first, "the first version of each note wins"
+    assert repo.vault_tip() == tip
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_commit_paths_honour_skip_if(repo_factory, packed: bool) -> None:
+    from gitvault.vault.store import Vault, Write
+
+    repo: Repo = repo_factory(sync=False)
+    vault = Vault(resolve(repo.path))
+    writes = [Write({f"notes/x/{i}.md": b"x"}, f"note {i}") for i in range(9)]
+    tip = vault.tip()
+    commit = vault.commit_packed if packed else vault.commit_many
+    assert commit(writes, skip_if=lambda head, w: True) == []
+    assert vault.tip() == tip
+    made = commit(writes, skip_if=lambda head, w: w.message.endswith(("1", "3")))
+    assert len(made) == 7 and vault.tip() == made[-1]

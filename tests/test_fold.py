@@ -40,9 +40,9 @@ from memory_helpers import (
     watermark,
 )
 
-from gitvault import items as items_mod
+from gitvault.fold import items as items_mod
 from gitvault.resolve import resolve
-from gitvault.store import Vault
+from gitvault.vault.store import Vault
 
 SUBJECTS = [
     "feat: add module {i}",

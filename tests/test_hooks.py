@@ -14,26 +14,28 @@ from pathlib import Path
 import pytest
 from helpers import Repo, drainer_pids, git, read_only_mount_unavailable, wait_until
 
-from gitvault import githooks
-from gitvault.locking import file_lock
+from gitvault.notes import shims as githooks
 from gitvault.resources import data_root
+from gitvault.vault.locking import file_lock
 
-SHIMS = ("post-commit", "post-merge", "post-rewrite", "gitvault-drain.sh")
+SHIMS = ("post-commit", "post-merge", "post-rewrite")
 
 
-def test_shims_are_posix_sh_with_an_id_and_version_line() -> None:
+def test_shims_are_posix_sh_with_an_id_and_version_line(tmp_path: Path) -> None:
     folder = data_root() / "hooks" / "git"
     for name in SHIMS:
-        text = (folder / name).read_text()
+        text = githooks.render_shim(name)
         lines = text.splitlines()
         assert githooks.SHIM_ID.search(text), name
         assert f"# gitvault-shim {name} v" in text
-        if name != "gitvault-drain.sh":
-            assert lines[0] == "#!/bin/sh", name
-            assert os.access(folder / name, os.X_OK), f"{name} is not executable"
-        assert len(lines) <= 25, f"{name} should stay a few lines"
+        assert lines[0] == "#!/bin/sh", name
+        assert os.access(folder / name, os.X_OK), f"{name} is not executable"
+        assert "@" not in text.replace("$@", ""), f"{name}: a placeholder was left unfilled"
+        assert len(lines) <= 45, f"{name} should stay a few lines"
         assert "bash" not in text and "[[" not in text, f"{name} uses bash syntax"
-        proc = subprocess.run(["sh", "-n", str(folder / name)], capture_output=True, text=True)
+        path = tmp_path / name
+        path.write_text(text)
+        proc = subprocess.run(["sh", "-n", str(path)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
 
 
@@ -97,7 +99,6 @@ def test_existing_hooks_are_chained_and_restored(repo_factory, tmp_path: Path) -
         assert os.access(hooks / name, os.X_OK)
         assert not (hooks / f"{name}.pre-gitvault").exists()
     assert not (hooks / "post-merge").exists(), "the shim install added is removed"
-    assert not (hooks / "gitvault-drain.sh").exists()
     assert repo.vault_tip() is not None, "the vault is kept"
 
 
@@ -237,22 +238,30 @@ def test_per_worktree_core_hooks_path_is_reported_then_installed(
 # -- hooks never hurt git ------------------------------------------------------------------
 
 
-def test_commit_succeeds_when_python_is_gone_and_status_shows_it(repo: Repo) -> None:
-    shim = repo.git_dir / "hooks" / "gitvault-drain.sh"
-    for name in ("post-commit", "post-merge", "post-rewrite"):
-        path = repo.git_dir / "hooks" / name
-        text = path.read_text()
-        start = text.index("GITVAULT_PYTHON=")
+@pytest.mark.parametrize("how", ["launcher removed", "gitvault uninstalled"])
+def test_commit_succeeds_when_gitvault_is_gone_and_status_shows_it(
+    repo: Repo, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    launcher = repo.state_dir / "bin" / "gitvault-hook"
+    if how == "launcher removed":
+        launcher.unlink()
+        expected = "is missing"
+    else:  # the launcher points at a gitvault that no longer exists, and none is on PATH
+        text = launcher.read_text()
+        start = text.index("[ -x ")
         end = text.index("\n", start)
-        path.write_text(text[:start] + "GITVAULT_PYTHON=/nonexistent/python3" + text[end:])
-    assert shim.exists()
-    proc = repo.run("commit", "-q", "--allow-empty", "-m", "python is gone", check=False)
+        launcher.write_text(
+            text[:start] + "[ -x /gone/gitvault-hook ] && exec /gone/gitvault-hook" + text[end:]
+        )
+        monkeypatch.setenv("PATH", "/usr/bin:/bin")
+        expected = "is gone"
+    proc = repo.run("commit", "-q", "--allow-empty", "-m", "gitvault is gone", check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == b""
     sha = repo.head()
     assert sha not in repo.note_paths()
     status = repo.gv("status", "--json").json("status")
-    assert any("is gone" in line for line in status["recent_failures"]), status
+    assert any(expected in line for line in status["recent_failures"]), status
     # the spooled line was not lost: the status command itself drained it
     assert sha in repo.note_paths()
 
@@ -347,7 +356,7 @@ def test_a_drainer_killed_with_sigkill_loses_nothing(repo_factory) -> None:
     with file_lock(state / "drain.lock", block=True) as got:
         assert got
         drainer = subprocess.Popen(
-            [sys.executable, "-m", "gitvault.drain", str(repo.common_dir), "--wait"]
+            [sys.executable, "-m", "gitvault.hook", "git", "drain", str(repo.common_dir), "--wait"]
         )
         wait_until(
             lambda: drainer.pid in drainer_pids(repo.common_dir), what="the drainer to start"

@@ -41,7 +41,7 @@ def test_install_creates_the_vault_and_the_shims(repo_factory) -> None:
     result = repo.gv("install", "--no-claude")
     assert result.code == 0, result
     assert "created vault branch 'vault'" in result.out
-    for name in ("post-commit", "post-merge", "post-rewrite", "gitvault-drain.sh"):
+    for name in ("post-commit", "post-merge", "post-rewrite"):
         assert f"wrote {repo.git_dir / 'hooks' / name}" in result.out
     assert repo.vault_tip() is not None
     assert (repo.state_dir).is_dir()

@@ -407,7 +407,7 @@ def test_missing_claude_through_the_real_entry_point(repo: Repo, tmp_path: Path)
 def test_builtin_sorts_note_subjects_by_conventional_commit_type(
     subject: str, category: str
 ) -> None:
-    from gitvault.builtin_merge import _note_slot
-    from gitvault.config import DEFAULT_CATEGORIES
+    from gitvault.fold.builtin import _note_slot
+    from gitvault.vault.layout import DIGEST_CATEGORIES as DEFAULT_CATEGORIES
 
     assert DEFAULT_CATEGORIES[_note_slot(subject)][0] == category

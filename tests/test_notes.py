@@ -10,8 +10,9 @@ from helpers import Repo, fast_history, validate_note
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitvault import notes
-from gitvault.drain import drain
+from gitvault.notes import commits
+from gitvault.notes import render as notes
+from gitvault.notes.drain import drain
 from gitvault.resolve import resolve
 
 SECRET = "DIFF-CONTENT-MUST-NOT-LEAK-7f3a9c"
@@ -251,8 +252,8 @@ def test_note_rendering_is_deterministic(repo: Repo) -> None:
     stored = repo.note(sha)
     loc = resolve(repo.path)
     ctx = notes.NoteContext(branch="main", worktree="main")
-    first = notes.render(notes.read_commits(loc.common_dir, [sha])[sha], ctx)
-    second = notes.render(notes.read_commits(repo.path, [sha])[sha], ctx)
+    first = notes.render(commits.read_commits(loc.common_dir, [sha])[sha], ctx)
+    second = notes.render(commits.read_commits(repo.path, [sha])[sha], ctx)
     assert first == second
     assert stored == first, "the hook's note is the same bytes a re-render gives"
 
@@ -320,7 +321,7 @@ def test_any_commit_renders_a_valid_note_of_at_most_2_kb(
     replaces: int,
     files: list[tuple[str, int | None]],
 ) -> None:
-    info = notes.CommitInfo(
+    info = commits.CommitInfo(
         sha="b" * 40,
         parents=tuple(f"{i:040x}" for i in range(parents)),
         author_name=author,
@@ -329,7 +330,7 @@ def test_any_commit_renders_a_valid_note_of_at_most_2_kb(
         committed="2024-01-01T00:00:00+01:00",
         commit_time=1_700_000_000,
         message=subject + "\n\n" + body,
-        files=tuple(notes.FileStat(p, n, n) for p, n in files),
+        files=tuple(commits.FileStat(p, n, n) for p, n in files),
     )
     ctx = notes.NoteContext(branch, "wt", tuple(f"{i:040x}" for i in range(replaces)))
     text = notes.render(info, ctx)

@@ -14,7 +14,7 @@ import pytest
 from helpers import git
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "README.md", "gitvault", "hooks", "schemas")
+SOURCES = ("pyproject.toml", "README.md", "gitvault")
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -44,7 +44,8 @@ def test_wheel_installs_into_a_fresh_venv_with_hooks_and_schemas(tmp_path: Path)
         "gitvault/data/hooks/git/post-commit",
         "gitvault/data/hooks/git/post-rewrite",
         "gitvault/data/hooks/git/post-merge",
-        "gitvault/data/hooks/git/gitvault-drain.sh",
+        "gitvault/data/hooks/git/parts/drain.sh",
+        "gitvault/data/hooks/claude/skills/save/SKILL.md",
         "gitvault/data/schemas/note.schema.json",
         "gitvault/data/schemas/vault.schema.json",
     }
@@ -70,7 +71,7 @@ def test_wheel_installs_into_a_fresh_venv_with_hooks_and_schemas(tmp_path: Path)
     )
     module_file, data_root, hook_ok, schema_ok = probe.stdout.split()
     assert module_file.startswith(str(venv)), "imported from the fresh venv, not the checkout"
-    assert data_root.startswith(str(venv)) and data_root.endswith("gitvault/data")
+    assert data_root.startswith(str(venv)) and data_root.rstrip("/").endswith("gitvault/data")
     assert hook_ok == "True" and schema_ok == "True"
 
     helped = _run([str(venv / "bin" / "gitvault"), "--help"], tmp_path)
@@ -84,7 +85,10 @@ def test_wheel_installs_into_a_fresh_venv_with_hooks_and_schemas(tmp_path: Path)
     git(repo, "add", "a.txt")
     git(repo, "commit", "-q", "-m", "first")
     _run([str(venv / "bin" / "gitvault"), "install", "--no-claude"], repo)
-    assert str(py) in (repo / ".git" / "hooks" / "post-commit").read_text()
+    shim = (repo / ".git" / "hooks" / "post-commit").read_text()
+    assert str(venv) not in shim, "the shim names no machine-specific path"
+    launcher = (repo / ".git" / "gitvault" / "bin" / "gitvault-hook").read_text()
+    assert str(venv / "bin" / "gitvault-hook") in launcher, "the launcher points at this venv"
     (repo / "b.txt").write_text("b\n")
     git(repo, "add", "b.txt")
     git(repo, "commit", "-q", "-m", "noted by the installed wheel", env={"GITVAULT_SYNC": "1"})

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gitvault import patch as patch_mod
+from gitvault.agents import sentinel as patch_mod
+from gitvault.agents.sentinel import BEGIN, END, find_block, patch_bytes, patch_file, remove_block
 from gitvault.errors import REFUSED, Refused
-from gitvault.patch import BEGIN, END, find_block, patch_bytes, patch_file, remove_block
 
 B = BEGIN.encode()
 E = END.encode()
@@ -310,7 +310,7 @@ def test_no_temp_file_is_left_behind_on_error(
 
     # a context, not monkeypatch.undo(): undo() would also revert the autouse HOME guard
     with monkeypatch.context() as patched:
-        patched.setattr(f"gitvault.patch.os.{failing}", boom)
+        patched.setattr(f"gitvault.agents.sentinel.os.{failing}", boom)
         with pytest.raises(OSError, match="No space left"):
             patch_file(target, "x")
     assert snapshot(tmp_path) == before
@@ -323,14 +323,16 @@ def test_no_temp_file_is_left_behind_when_interrupted(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr("gitvault.patch.os.replace", interrupt)
+        patched.setattr("gitvault.agents.sentinel.os.replace", interrupt)
         with pytest.raises(KeyboardInterrupt):
             patch_file(tmp_path / "CLAUDE.md", "x")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_module_does_not_import_typer_or_rich() -> None:
-    code = "import sys, gitvault.patch; print(sorted({'typer', 'rich'} & set(sys.modules)))"
+    code = (
+        "import sys, gitvault.agents.sentinel; print(sorted({'typer', 'rich'} & set(sys.modules)))"
+    )
     root = pathlib.Path(patch_mod.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run(

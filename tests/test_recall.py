@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_helpers import set_config, vault_of
 
-from gitvault import frontmatter, recall, sessions
+from gitvault.memory import recall, sessions
 from gitvault.resolve import resolve
+from gitvault.vault import frontmatter
 
 BEGIN, END = "=== VAULT RECALL ===", "=== END VAULT RECALL ==="
 LIMIT = 9500
@@ -39,7 +40,7 @@ def save(
         f"## Key Decisions\n{decisions or '- ' + title + ' decision'}\n\n"
         f"## Next Steps\n{next_steps or '- ' + title + ' next'}\n"
     )
-    return sessions.save(resolve(repo.path), text, title=title, now=moment).slug
+    return sessions.save_session(resolve(repo.path), text, title=title, now=moment).slug
 
 
 def put(repo: Repo, files: dict[str, str], message: str = "test: write vault files") -> None:

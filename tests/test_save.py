@@ -12,9 +12,10 @@ import pytest
 from helpers import Repo
 from memory_helpers import cli_in, cli_sub, session_text, vault_log, vault_text
 
-from gitvault import frontmatter, sessions
+from gitvault.memory import sessions
 from gitvault.resolve import resolve
-from gitvault.store import PathTaken, Vault
+from gitvault.vault import frontmatter
+from gitvault.vault.store import PathTaken, Vault
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parent.parent / "schemas" / "session.schema.json").read_text()
@@ -220,9 +221,9 @@ def test_slug_is_sanitised(repo: Repo, title: str) -> None:
 
 def test_same_title_in_the_same_minute_gets_distinct_slugs(repo: Repo) -> None:
     loc = resolve(repo.path)
-    first = sessions.save(loc, session_text("Same title", "first"), now=FIXED)
-    second = sessions.save(loc, session_text("Same title", "second"), now=FIXED)
-    third = sessions.save(
+    first = sessions.save_session(loc, session_text("Same title", "first"), now=FIXED)
+    second = sessions.save_session(loc, session_text("Same title", "second"), now=FIXED)
+    third = sessions.save_session(
         loc, session_text("Same title", "third"), now=FIXED + timedelta(seconds=30)
     )
     assert first.slug == "2026-03-04-0506-same-title"
@@ -232,7 +233,7 @@ def test_same_title_in_the_same_minute_gets_distinct_slugs(repo: Repo) -> None:
         _, body = saved_meta(repo, saved.path)
         assert word in body  # nothing was overwritten
     # a title whose own slug ends in -2 does not clash either
-    other = sessions.save(loc, session_text("Same title 2", "fourth"), now=FIXED)
+    other = sessions.save_session(loc, session_text("Same title 2", "fourth"), now=FIXED)
     assert other.slug == "2026-03-04-0506-same-title-2-2"
     assert len(session_files(repo)) == 4
 
@@ -248,7 +249,7 @@ def test_quick_saves_through_the_cli_never_overwrite(repo: Repo) -> None:
 
 def test_a_session_is_never_overwritten_or_edited(repo: Repo) -> None:
     loc = resolve(repo.path)
-    saved = sessions.save(loc, session_text("Keep me", "original"), now=FIXED)
+    saved = sessions.save_session(loc, session_text("Keep me", "original"), now=FIXED)
     original = vault_text(repo, saved.path)
     vault = Vault(loc)
     with pytest.raises(PathTaken):
@@ -260,7 +261,7 @@ def test_a_session_is_never_overwritten_or_edited(repo: Repo) -> None:
         )
     assert vault_text(repo, saved.path) == original
     # later saves and a fold leave it alone: exactly one commit ever touched the file
-    sessions.save(loc, session_text("Another"), now=FIXED)
+    sessions.save_session(loc, session_text("Another"), now=FIXED)
     assert cli_in(repo, "fold", "--merger", "builtin").code == 0
     touching = repo.git("log", "--format=%H", "vault", "--", saved.path).splitlines()
     assert touching == [saved.commit]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from helpers import Repo, git, snapshot_user_state
 
-from gitvault import schemas
 from gitvault.resolve import resolve
-from gitvault.store import Vault
+from gitvault.vault import schemas
+from gitvault.vault.store import Vault
 
 
 def _fsck(repo: Repo) -> None:
@@ -130,7 +130,7 @@ def test_four_worktrees_committing_at_once_lose_no_note(repo_factory) -> None:
 _WRITER = """
 import sys
 from gitvault.resolve import resolve
-from gitvault.store import Vault
+from gitvault.vault.store import Vault
 repo, who, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 vault = Vault(resolve(repo))
 for i in range(count):

@@ -1,4 +1,4 @@
-"""gitvault.transcript: the tolerant Claude Code transcript reader.
+"""gitvault.agents.transcript: the tolerant Claude Code transcript reader.
 
 Fixtures in tests/data/transcripts/ are REAL transcripts written by Claude Code 2.1.197
 (npm @anthropic-ai/claude-code, run headless with `-p` against tests/mock_anthropic.py on
@@ -22,23 +22,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitvault.transcript import (
+from gitvault.agents.transcript import (
     ASSISTANT_TEXTS_KEPT,
     COMPACT_SUMMARY,
     DUPLICATE,
     INVALID_JSON,
     MAX_TEXT_CHARS,
     META,
-    RECALL_BEGIN,
-    RECALL_END,
     SIDECHAIN,
     SYNTHETIC,
     TRUNCATED,
     TranscriptSummary,
     commits_in,
     read_transcript,
-    strip_recall,
 )
+from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, strip_recall
 
 FIXTURES = Path(__file__).parent / "data" / "transcripts"
 FIXTURE_VERSION = "2.1.197"
@@ -350,7 +348,7 @@ RECALL = f"{RECALL_BEGIN}\nDigest: commit {SHA_B} added the vault.\n{RECALL_END}
 
 
 def test_strip_recall() -> None:
-    assert strip_recall(f"before\n{RECALL}\nafter") == "before\n\nafter"
+    assert strip_recall(f"before\n{RECALL}\nafter") == "before\nafter"
     assert strip_recall(f"a {RECALL} b {RECALL} c") == "a  b  c"
     assert strip_recall(f"keep {RECALL_BEGIN} unterminated {SHA_B}") == "keep "
     assert strip_recall(f"{SHA_B} head cut off {RECALL_END} keep") == " keep"

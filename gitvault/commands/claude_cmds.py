@@ -6,8 +6,8 @@ import sys
 
 import typer
 
-from gitvault import recall as recall_mod
 from gitvault.commands.common import emit_json, err, location, out
+from gitvault.memory import recall as recall_mod
 
 hook_app = typer.Typer(
     help="Entry points for git and Claude Code hooks (called by gitvault's shims)."
@@ -53,9 +53,9 @@ def hook_claude(
     event: str = typer.Argument(..., help="session-start, stop, pre-compact or session-end."),
 ) -> None:
     """Run a Claude Code hook (reads the hook input on stdin; always exits 0)."""
-    from gitvault import claude_hooks
+    from gitvault import hook
 
-    raise typer.Exit(claude_hooks.main([event]))
+    raise typer.Exit(hook.main(["claude", event]))
 
 
 @hook_app.command("git")
@@ -64,7 +64,7 @@ def hook_git(
     name: str = typer.Argument(..., help="drain: turn the spool into notes now."),
 ) -> None:
     """Run gitvault's side of a git hook: `drain` writes the spooled notes now."""
-    from gitvault import drain
+    from gitvault.notes import drain
 
     loc = location(ctx, drain_spool=False)
     if name != "drain":

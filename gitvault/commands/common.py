@@ -13,10 +13,10 @@ from typing import Any
 
 from rich.console import Console
 
-from gitvault import drain
 from gitvault.errors import GitvaultError
-from gitvault.locking import log_failure
+from gitvault.notes import drain
 from gitvault.resolve import Location, resolve
+from gitvault.vault.locking import log_failure
 
 JSON_VERSION = 1
 
@@ -51,6 +51,14 @@ def location(ctx: Any, *, drain_spool: bool = True) -> Location:
     return loc
 
 
+def print_lines(lines: list[str], prefix: str = "  ", *, to_err: bool = False) -> None:
+    """Lines of a report, indented, never read as rich markup (they may hold paths or model
+    text)."""
+    console = err if to_err else out
+    for line in lines:
+        console.print(f"{prefix}{line}", markup=False)
+
+
 def emit_json(kind: str, data: Any) -> None:
     """The versioned envelope every --json output uses."""
     sys.stdout.write(json.dumps({"gitvault": JSON_VERSION, "kind": kind, "data": data}, indent=2))
@@ -63,11 +71,51 @@ def print_error(message: str, hint: str | None) -> None:
         sys.stderr.write(f"  hint: {hint}\n")
 
 
-def log_internal_error(text: str) -> Path | None:
+def crash_report(trace: str, repo: str | None) -> str:
+    """What a maintainer needs in a bug report: versions first, then the traceback."""
+    import platform
+
+    from gitvault import __version__
+    from gitvault.vault import gitcmd
+
     try:
-        folder = Path(tempfile.gettempdir())
-        path = folder / f"gitvault-crash-{os.getpid()}-{int(time.time())}.log"
-        path.write_text(text, encoding="utf-8")
-        return path
-    except OSError:
-        return None
+        git_version = gitcmd.run_git(["--version"], Path.cwd(), check=False).stdout.decode().strip()
+    except GitvaultError:
+        git_version = "git: not found"
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        pygit2_version = f"pygit2 {version('pygit2')}"
+    except PackageNotFoundError:
+        pygit2_version = "pygit2: not installed"
+    lines = [
+        f"gitvault {__version__}",
+        git_version,
+        pygit2_version,
+        f"Python {platform.python_version()} on {platform.platform()}",
+        f"argv: {sys.argv!r}",
+        "",
+        trace,
+    ]
+    return "\n".join(lines)
+
+
+def log_internal_error(trace: str, repo: str | None) -> Path | None:
+    """Write the crash log to the repository's gitvault folder (the temp dir when there is no
+    repository or it is not writable); its path, or None when nothing could be written."""
+    text = crash_report(trace, repo)
+    name = f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+    targets: list[Path] = []
+    try:
+        targets.append(resolve(repo).state_dir / name)
+    except GitvaultError:
+        pass
+    targets.append(Path(tempfile.gettempdir()) / f"gitvault-{name}")
+    for path in targets:
+        try:
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    return None

@@ -8,10 +8,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from gitvault import backfill as backfill_mod
 from gitvault import install as install_mod
 from gitvault import status as status_mod
-from gitvault.commands.common import emit_json, err, location, out
+from gitvault.commands.common import emit_json, err, location, out, print_lines
+from gitvault.notes import backfill as backfill_mod
 
 
 def register(app: typer.Typer) -> None:
@@ -46,10 +46,8 @@ def install(
 
 
 def _print_report(report: install_mod.Report) -> None:
-    for line in report.changes:
-        out.print(f"  {line}", markup=False)
-    for line in report.notes:
-        out.print(f"  note: {line}", markup=False)
+    print_lines(report.changes)
+    print_lines(report.notes, "  note: ")
 
 
 def uninstall(

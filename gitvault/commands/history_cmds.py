@@ -5,11 +5,11 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from gitvault import history
 from gitvault.commands.common import emit_json, location, out
 from gitvault.errors import GitvaultError
-from gitvault.store import Vault
-from gitvault.timeparse import parse_since
+from gitvault.memory import history
+from gitvault.memory.dates import parse_since
+from gitvault.vault.store import Vault
 
 
 def register(app: typer.Typer) -> None:

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import typer
 
-from gitvault import capture, claudemd, sessions
-from gitvault import digest as digest_mod
-from gitvault import fold as fold_mod
-from gitvault.commands.common import emit_json, err, location, out
+from gitvault.agents import agentfiles
+from gitvault.commands.common import emit_json, err, location, out, print_lines
 from gitvault.errors import GitvaultError
-from gitvault.store import Vault
+from gitvault.fold import run as fold_mod
+from gitvault.memory import sessions
 
 
 def register(app: typer.Typer) -> None:
@@ -41,8 +40,7 @@ def save(
             raw = Path(file).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise GitvaultError(f"cannot read {file}: {exc.strerror}") from exc
-    saved = sessions.save(loc, raw, title=title, session_id=session_id, agent=agent)
-    capture.mark_saved(loc, session_id)
+    saved = sessions.save_session(loc, raw, title=title, session_id=session_id, agent=agent)
     if json_out:
         emit_json(
             "save",
@@ -75,7 +73,7 @@ def fold(
     """REWRITE the digest _master.md from what the vault gained since its watermark."""
     loc = location(ctx)
     if background:
-        from gitvault import background as bg
+        from gitvault.fold import background as bg
 
         pid = bg.spawn_fold(loc, merger=merger, model=model)
         out.print(
@@ -83,14 +81,7 @@ def fold(
         )
         return
     opts = fold_mod.FoldOptions(merger=merger, model=model, dry_run=dry_run, rebuild=rebuild)
-    result = fold_mod.fold(loc, opts, say=lambda s: err.print(s, markup=False))
-    patched = None
-    if result.commits:
-        vault = Vault(loc)
-        config = fold_mod.load_config(vault)
-        patched = claudemd.refresh(
-            loc.workdir, vault.read_text(digest_mod.PATH), config, raise_on_refusal=False
-        )
+    result, patched = agentfiles.fold_and_patch(loc, opts, say=lambda s: err.print(s, markup=False))
     if json_out:
         emit_json(
             "fold",
@@ -110,23 +101,19 @@ def fold(
             },
         )
         return
-    label = " builtin (deterministic, not a model)" if result.merger == "builtin" else ""
     if dry_run:
         out.print(
-            f"dry run{label}: {result.new_items} new items in {len(result.dry_run_batches)} "
+            f"dry run{' ' + result.merger_label if result.merger == 'builtin' else ''}: "
+            f"{result.new_items} new items in {len(result.dry_run_batches)} "
             f"call(s), {result.chars_sent:,} characters ≈ {result.chars_sent // 4:,} tokens; "
             "nothing sent"
         )
         for i, (n, chars) in enumerate(result.dry_run_batches, 1):
             out.print(f"  call {i}: {n} items, {chars:,} characters")
         return
-    if result.skipped_reason and not result.commits:
-        out.print(f"fold: nothing done: {result.skipped_reason}", markup=False)
+    out.print(result.summary(), markup=False)
+    if not result.commits:
         return
-    out.print(
-        f"folded {result.new_items} items in {result.batches} batch(es) with"
-        f"{label or ' ' + result.merger} → {', '.join(c[:7] for c in result.commits)}"
-    )
     if result.skipped_reason:
         out.print(f"  stopped early: {result.skipped_reason}", markup=False)
     for line in result.dropped:
@@ -134,10 +121,8 @@ def fold(
     for name in dict.fromkeys(result.cut):
         err.print(f"  cut to its cap: {name}")
     if patched:
-        for name in patched.written:
-            out.print(f"  patched {name}", markup=False)
-        for line in patched.refused:
-            err.print(f"  warning: not patched: {line}", markup=False)
+        print_lines(patched.written, "  patched ")
+        print_lines(patched.refused, "  warning: not patched: ", to_err=True)
 
 
 def patch(
@@ -150,12 +135,9 @@ def patch(
     loc = location(ctx)
     if loc.workdir is None:
         raise GitvaultError("a bare repository has no CLAUDE.md to patch")
-    vault = Vault(loc)
-    vault.check_format()
-    config = fold_mod.load_config(vault)
     # FILE is relative to where the user stands, like any other command-line path.
     files = [os.path.relpath(Path.cwd() / file, loc.workdir)] if file else None
-    report = claudemd.refresh(loc.workdir, vault.read_text(digest_mod.PATH), config, files=files)
+    report = agentfiles.refresh_from_vault(loc, files=files)
     for name in report.written:
         out.print(f"patched {name}", markup=False)
     for name in report.unchanged:

@@ -1,0 +1,246 @@
+"""Tolerant reader of Claude Code transcript JSONL (``~/.claude/projects/<enc>/<sid>.jsonl``).
+
+The format is internal to Claude Code and changes between versions, so this reader never fails
+on what it does not know: lines that are not JSON, unknown entry types and odd shapes are counted
+in ``TranscriptSummary.skipped`` and otherwise ignored. Only the main chain counts: subagent
+(``isSidechain``) lines, meta lines, compaction summaries and attachments (where hook output,
+including gitvault's own recall, is stored) are left out, and any text fenced as gitvault recall
+is cut out wherever it appears, so old memory is never read back as new work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitvault.memory.fences import strip_recall
+
+ASSISTANT_TEXTS_KEPT = 10
+MAX_TEXT_CHARS = 4_000
+
+# User text that Claude Code generates itself (slash-command echoes, local command output,
+# reminders). Typed prompts never start with these.
+_GENERATED_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<system-reminder>",
+    "Caveat:",
+    "[Request interrupted by user",
+)
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
+_HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,64}(?![0-9A-Za-z])")
+_MIN_ABBREV = 7
+
+# Keys of ``skipped`` that are reasons rather than entry types.
+INVALID_JSON = "<invalid-json>"
+TRUNCATED = "<truncated>"
+SIDECHAIN = "<sidechain>"
+META = "<meta>"
+COMPACT_SUMMARY = "<compact-summary>"
+DUPLICATE = "<duplicate>"
+SYNTHETIC = "<synthetic>"
+GENERATED = "<generated-text>"
+UNREADABLE = "<unreadable>"
+
+
+@dataclass
+class TranscriptSummary:
+    prompt_count: int = 0
+    first_prompt: str | None = None
+    last_prompt: str | None = None
+    # Text of every tool_result / toolUseResult stdout in the main chain, oldest first.
+    tool_outputs: list[str] = field(default_factory=list)
+    # Commands of Bash tool_use blocks, oldest first.
+    bash_commands: list[str] = field(default_factory=list)
+    # The last ASSISTANT_TEXTS_KEPT assistant text blocks, each at most MAX_TEXT_CHARS.
+    assistant_texts: list[str] = field(default_factory=list)
+    # Entry type (or a "<reason>") → how many lines were not used.
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def _clean(text: str) -> str:
+    return _REMINDER.sub("", strip_recall(text)).strip()
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS] + "…"
+
+
+def _texts(content: Any) -> Iterator[str]:
+    """Raw text of a string or of the text blocks of a block list (tool_result content too)."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                yield block
+            elif isinstance(block, dict) and block.get("type") == "text":
+                value = block.get("text")
+                if isinstance(value, str):
+                    yield value
+
+
+def _read_lines(path: Path, max_bytes: int, skipped: dict[str, int]) -> list[bytes]:
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        start = max(0, size - max(0, max_bytes))
+        handle.seek(start)
+        data = handle.read()
+    lines = data.split(b"\n")
+    if start > 0 and lines:
+        # We began mid-file: the first piece is the tail of a line we cannot parse.
+        lines = lines[1:]
+        skipped[TRUNCATED] = skipped.get(TRUNCATED, 0) + 1
+    return lines
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.summary = TranscriptSummary()
+        self.assistant_texts: deque[str] = deque(maxlen=ASSISTANT_TEXTS_KEPT)
+        self.seen_uuids: set[str] = set()
+
+    def skip(self, key: str) -> None:
+        skipped = self.summary.skipped
+        skipped[key] = skipped.get(key, 0) + 1
+
+    def line(self, raw: bytes) -> None:
+        if not raw.strip():
+            return
+        try:
+            entry = json.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            self.skip(INVALID_JSON)
+            return
+        if not isinstance(entry, dict):
+            self.skip(INVALID_JSON)
+            return
+        kind = entry.get("type")
+        if kind not in ("user", "assistant"):
+            self.skip(kind if isinstance(kind, str) and kind else "<untyped>")
+            return
+        if entry.get("isSidechain") is True:
+            self.skip(SIDECHAIN)
+            return
+        if entry.get("isMeta") is True:
+            self.skip(META)
+            return
+        if entry.get("isCompactSummary") is True:
+            self.skip(COMPACT_SUMMARY)
+            return
+        uuid = entry.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.seen_uuids:
+                self.skip(DUPLICATE)
+                return
+            self.seen_uuids.add(uuid)
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            self.skip(f"{kind}:no-message")
+            return
+        if kind == "user":
+            self.user(entry, message.get("content"))
+        else:
+            self.assistant(message)
+
+    def user(self, entry: dict[str, Any], content: Any) -> None:
+        blocks = content if isinstance(content, list) else []
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if results:
+            self.tool_results(results, entry.get("toolUseResult"))
+            return
+        texts = [t for t in _texts(content) if not t.lstrip().startswith(_GENERATED_PREFIXES)]
+        prompt = _clean("\n".join(texts))
+        if not prompt:
+            self.skip(GENERATED)
+            return
+        prompt = _cap(prompt)
+        summary = self.summary
+        summary.prompt_count += 1
+        if summary.first_prompt is None:
+            summary.first_prompt = prompt
+        summary.last_prompt = prompt
+
+    def tool_results(self, results: list[dict[str, Any]], structured: Any) -> None:
+        outputs = self.summary.tool_outputs
+        added: list[str] = []
+        for block in results:
+            text = _clean("\n".join(_texts(block.get("content"))))
+            if text:
+                added.append(text)
+        # toolUseResult repeats Bash stdout in structured form; keep it only when it adds text
+        # (e.g. a tool_result that was truncated or replaced by a file reference).
+        stdout = structured.get("stdout") if isinstance(structured, dict) else None
+        if isinstance(stdout, str):
+            text = _clean(stdout)
+            if text and not any(text in seen for seen in added):
+                added.append(text)
+        outputs.extend(added)
+
+    def assistant(self, message: dict[str, Any]) -> None:
+        if message.get("model") == "<synthetic>":
+            self.skip(SYNTHETIC)  # written by Claude Code itself, not by the model
+            return
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text = block.get("text")
+                cleaned = _clean(text) if isinstance(text, str) else ""
+                if cleaned:
+                    self.assistant_texts.append(_cap(cleaned))
+            elif kind == "tool_use" and block.get("name") == "Bash":
+                tool_input = block.get("input")
+                command = tool_input.get("command") if isinstance(tool_input, dict) else None
+                if isinstance(command, str) and command.strip():
+                    self.summary.bash_commands.append(command)
+
+
+def read_transcript(path: Path, *, max_bytes: int = 20_000_000) -> TranscriptSummary:
+    """Summarise a transcript; a missing or unreadable file gives an empty summary. Only the
+    last ``max_bytes`` of a larger file are read."""
+    reader = _Reader()
+    try:
+        lines = _read_lines(Path(path), max_bytes, reader.summary.skipped)
+    except FileNotFoundError:
+        return reader.summary
+    except OSError:
+        reader.skip(UNREADABLE)
+        return reader.summary
+    for raw in lines:
+        reader.line(raw)
+    reader.summary.assistant_texts = list(reader.assistant_texts)
+    return reader.summary
+
+
+def commits_in(summary: TranscriptSummary, candidates: Iterable[str]) -> list[str]:
+    """The candidate commit SHAs (in the given order, once each) whose full hash or an
+    abbreviation of at least 7 hex digits appears as a word in this session's tool output."""
+    tokens: set[str] = set()
+    for output in summary.tool_outputs:
+        tokens.update(match.lower() for match in _HEX_TOKEN.findall(output))
+    found: list[str] = []
+    seen: set[str] = set()
+    for candidate in candidates:
+        sha = candidate.strip().lower()
+        if sha in seen or len(sha) < _MIN_ABBREV:
+            continue
+        if any(sha[:n] in tokens for n in range(_MIN_ABBREV, len(sha) + 1)):
+            seen.add(sha)
+            found.append(candidate)
+    return found

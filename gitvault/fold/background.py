@@ -1,0 +1,46 @@
+"""Start a detached fold (SessionEnd, `gitvault fold --background`). No orphan waits: the child
+is its own session leader, exits when the fold ends, and the lease keeps it single."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from gitvault.resolve import Location
+from gitvault.vault.locking import file_lock
+from gitvault.vault.store import state_dir
+
+FOLD_LOG = "fold.log"
+
+
+def fold_running(loc: Location) -> bool:
+    from gitvault.fold.lease import LEASE
+
+    with file_lock(state_dir(loc) / LEASE, block=False) as got:
+        return not got
+
+
+def spawn_fold(loc: Location, *, merger: str | None = None, model: str | None = None) -> int | None:
+    """Start a fold (then patch) detached; None when a fold already holds the lease."""
+    if fold_running(loc):
+        return None
+    args = [sys.executable, "-m", "gitvault.hook", "fold", str(loc.workdir or loc.common_dir)]
+    if merger:
+        args += ["--merger", merger]
+    if model:
+        args += ["--model", model]
+    log = open(state_dir(loc) / FOLD_LOG, "ab")  # noqa: SIM115 - handed to the child
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=str(loc.workdir or loc.common_dir),
+            env={**os.environ, "GITVAULT_BACKGROUND": "1"},
+        )
+    finally:
+        log.close()
+    return proc.pid

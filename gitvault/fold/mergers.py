@@ -1,0 +1,257 @@
+"""Mergers: what turns the current digest plus new items into a new digest. One interface
+(Merger), one registry (MERGERS); the builtin merger is an entry like the others.
+
+claude  — `claude -p`, prompt on stdin, no tools, hooks disabled, GITVAULT_CHILD=1, and
+          ANTHROPIC_API_KEY removed (a subscription login is used) unless fold.use_api_key.
+command — any command line that reads the prompt on stdin and prints the digest.
+builtin — deterministic and offline (gitvault.fold.builtin).
+
+A model merger's answer is untrusted: it is parsed strictly, its citations are checked, it is
+asked once to compress when over its caps, and the caps are then enforced in code.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from gitvault.errors import FoldRejected, GitvaultError
+from gitvault.fold import digest as digest_mod
+from gitvault.fold import prompt
+from gitvault.fold.items import Item
+from gitvault.vault.config import VaultConfig
+
+Exists = Callable[[str, str], bool]  # (kind, id) → whether a citation resolves
+CHILD_SETTINGS = '{"disableAllHooks": true}'
+MAX_OUTPUT = 200_000
+NESTING_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
+
+
+class MergerUnavailable(GitvaultError):
+    pass
+
+
+class MergerFailed(GitvaultError):
+    pass
+
+
+class Merger(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def spends_budget(self) -> bool:
+        """A model call: counted against fold.max_chars_per_day."""
+        ...
+
+    def prompt_chars(
+        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig
+    ) -> int:
+        """Characters the merge of this batch will send (0 for an offline merger)."""
+        ...
+
+    def merge(
+        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig, exists: Exists
+    ) -> tuple[digest_mod.Digest, int]:
+        """The new digest (citations checked, caps enforced) and the characters sent."""
+        ...
+
+
+def _current_body(current: digest_mod.Digest) -> str | None:
+    return current.body() if any(current.categories.values()) else None
+
+
+@dataclass(frozen=True)
+class ModelMerger:
+    name: str  # claude | command
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    timeout: float
+    model: str | None
+    spends_budget: bool = True
+
+    def prompt_chars(
+        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig
+    ) -> int:
+        return len(prompt.merge_prompt(_current_body(current), batch, config))
+
+    def merge(
+        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig, exists: Exists
+    ) -> tuple[digest_mod.Digest, int]:
+        text = prompt.merge_prompt(_current_body(current), batch, config)
+        sent = len(text)
+        new = digest_mod.parse(self.complete(text), config, strict=True)
+        digest_mod.check_citations(new, exists)
+        over = digest_mod.over_caps(new, config)
+        if over:
+            # Ask once to compress; a bad answer here keeps the first one (then cut in code).
+            text = prompt.compress_prompt(new.body(), over, config)
+            sent += len(text)
+            try:
+                again = digest_mod.parse(self.complete(text), config, strict=True)
+                digest_mod.check_citations(again, exists)
+                again.dropped = new.dropped + again.dropped
+                new = again
+            except FoldRejected:
+                pass
+        digest_mod.enforce_caps(new, config)
+        return new, sent
+
+    def complete(self, prompt: str) -> str:
+        # A neutral working directory: run in the project, `claude -p` would load its CLAUDE.md
+        # and git status into the fold's context (tens of thousands of characters, and the
+        # project's own instructions mixed into a merge task).
+        with tempfile.TemporaryDirectory(prefix="gitvault-fold-") as neutral:
+            return self._run(prompt, neutral)
+
+    def _run(self, prompt: str, cwd: str) -> str:
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as exc:
+            raise MergerUnavailable(f"cannot run {self.argv[0]}: {exc.strerror}") from exc
+        try:
+            stdout, stderr = proc.communicate(prompt.encode(), timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise MergerFailed(
+                f"the {self.name} merger did not answer within {self.timeout:.0f}s",
+                hint="raise fold.timeout_seconds in vault.toml, or fold fewer items per call",
+            ) from None
+        if proc.returncode != 0:
+            detail = (stderr or stdout).decode("utf-8", "replace").strip().splitlines()
+            raise MergerFailed(
+                f"the {self.name} merger exited with {proc.returncode}: "
+                f"{detail[-1] if detail else 'no output'}"
+            )
+        return stdout[:MAX_OUTPUT].decode("utf-8", "replace")
+
+
+def _die_with_parent() -> None:
+    """Linux: the merger dies when the fold does (even by SIGKILL), so no orphan keeps
+    spending model credits. Elsewhere a no-op."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+
+
+def child_env(*, keep_api_key: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env["GITVAULT_CHILD"] = "1"  # every gitvault hook exits at once inside this child
+    # A fold started from a Claude Code hook inherits CLAUDECODE; Claude Code >= 2.1.39 then
+    # refuses to start ("cannot be launched inside another Claude Code session"). The child is
+    # a separate, non-interactive, hook-less session, so the marker must not leak into it.
+    for name in NESTING_MARKERS:
+        env.pop(name, None)
+    if not keep_api_key:
+        env.pop("ANTHROPIC_API_KEY", None)  # removed, not blanked: an empty key still wins
+    return env
+
+
+def claude_merger(config: VaultConfig, model: str | None, *, check: bool = True) -> ModelMerger:
+    model = model or str(config.fold_value("model"))
+    timeout = float(config.fold_value("timeout_seconds"))
+    use_api_key = bool(config.fold_value("use_api_key"))
+    binary = os.environ.get("GITVAULT_CLAUDE") or shutil.which("claude")
+    if not binary and not check:
+        binary = "claude"
+    if not binary:
+        # One line that names the alternatives (no separate hint line).
+        raise MergerUnavailable(
+            "the claude merger needs the `claude` CLI on PATH, and it is not there: "
+            "install Claude Code, or use --merger builtin (offline) or --merger command "
+            "(fold.command in vault.toml)"
+        )
+    argv = [
+        binary,
+        "-p",
+        "--output-format",
+        "text",
+        "--tools",
+        "",
+        "--settings",
+        CHILD_SETTINGS,
+        "--no-session-persistence",
+    ]
+    if model:
+        argv += ["--model", model]
+    return ModelMerger("claude", tuple(argv), child_env(keep_api_key=use_api_key), timeout, model)
+
+
+def command_merger(config: VaultConfig, model: str | None, *, check: bool = True) -> ModelMerger:
+    command = str(config.fold_value("command"))
+    timeout = float(config.fold_value("timeout_seconds"))
+    if not check:
+        return ModelMerger("command", tuple(shlex.split(command)), {}, timeout, None)
+    if not command.strip():
+        raise MergerUnavailable(
+            "fold.merger is 'command' but fold.command is empty",
+            hint="set fold.command in vault.toml, or use --merger builtin / --merger claude",
+        )
+    argv = shlex.split(command)
+    if shutil.which(argv[0]) is None and not os.path.isfile(argv[0]):
+        raise MergerUnavailable(
+            f"fold.command runs {argv[0]!r}, which is not on PATH",
+            hint="fix fold.command in vault.toml, or use --merger builtin",
+        )
+    return ModelMerger("command", tuple(argv), child_env(keep_api_key=True), timeout, None)
+
+
+def builtin_merger(config: VaultConfig, model: str | None, *, check: bool = True) -> Merger:
+    from gitvault.fold.builtin import BuiltinMerger
+
+    return BuiltinMerger()
+
+
+class MergerFactory(Protocol):
+    def __call__(self, config: VaultConfig, model: str | None, *, check: bool = True) -> Merger: ...
+
+
+MERGERS: dict[str, MergerFactory] = {
+    "claude": claude_merger,
+    "command": command_merger,
+    "builtin": builtin_merger,
+}
+NAMES = tuple(MERGERS)
+
+
+def check_name(name: str) -> str:
+    if name not in MERGERS:
+        raise GitvaultError(f"unknown merger {name!r}", hint=f"use {', '.join(NAMES)}")
+    return name
+
+
+def make(name: str, config: VaultConfig, model: str | None, *, check: bool = True) -> Merger:
+    """The merger of that name, checked now (a missing CLI or command fails here, before
+    anything is written); check=False for planning only (a dry run calls nothing)."""
+    return MERGERS[check_name(name)](config, model, check=check)

@@ -1,0 +1,80 @@
+"""`gitvault-hook`: the stable, typer-free entry that installed files call.
+
+    gitvault-hook git drain <common git dir> [--detach|--wait]   (the git shims)
+    gitvault-hook claude <event>                                 (Claude Code settings)
+    gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
+
+It imports only what the called hook needs: a hook that imported the CLI (typer, rich) would
+pay ~50 ms on every commit and session start. Every path exits 0 unless the arguments are
+not understood: a hook never fails the git command or the session that ran it.
+
+`gitvault-hook <event>` (no agent) is the form settings written by gitvault 0.1 use.
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = "usage: gitvault-hook git drain DIR [--detach|--wait] | claude EVENT | fold REPO"
+CLAUDE_EVENTS = ("session-start", "stop", "pre-compact", "session-end")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:2] == ["git", "drain"]:
+        from gitvault.notes import drain
+
+        return drain.main(args[2:])
+    if args[:1] == ["claude"] and len(args) == 2:
+        from gitvault.agents import hooks
+
+        return hooks.main(args[1:])
+    if len(args) == 1 and args[0] in CLAUDE_EVENTS:  # gitvault 0.1 settings
+        from gitvault.agents import hooks
+
+        return hooks.main(args)
+    if args[:1] == ["fold"] and len(args) >= 2:
+        return _fold(args[1:])
+    sys.stderr.write(USAGE + "\n")
+    return 2
+
+
+def _fold(args: list[str]) -> int:
+    """The detached fold (SessionEnd, `gitvault fold --background`): fold, then patch."""
+    from gitvault.agents.agentfiles import fold_and_patch
+    from gitvault.errors import GitvaultError
+    from gitvault.fold.run import FoldOptions
+    from gitvault.resolve import resolve
+    from gitvault.vault.locking import log_failure
+
+    repo, rest = args[0], args[1:]
+    opts = FoldOptions(merger=_option(rest, "--merger"), model=_option(rest, "--model"))
+    try:
+        loc = resolve(repo)
+    except GitvaultError as exc:
+        sys.stderr.write(f"gitvault: {exc.message}\n")
+        return 0
+    try:
+        result = fold_and_patch(loc, opts, say=lambda line: print(line, flush=True)).result
+        print(result.summary(), flush=True)
+    except GitvaultError as exc:
+        log_failure(loc.state_dir, f"background fold failed: {exc.message}")
+    except Exception as exc:  # noqa: BLE001 - a background job logs, never raises
+        log_failure(loc.state_dir, f"background fold failed: {type(exc).__name__}: {exc}")
+    return 0
+
+
+def _option(args: list[str], name: str) -> str | None:
+    if name in args:
+        index = args.index(name)
+        if index + 1 < len(args):
+            return args[index + 1]
+    return None
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

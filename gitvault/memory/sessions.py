@@ -1,0 +1,152 @@
+"""`gitvault save`: APPEND one agent session to the vault, after stripping what must not be kept.
+
+Before anything is written: recall blocks (old memory) and <private> blocks are removed, secrets
+are redacted, the slug is sanitised. A session lacking the three required sections, or with
+nothing left after stripping, is refused and nothing is written. Sessions are never edited.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from gitvault.errors import GitvaultError
+from gitvault.memory import clean, ledger, sections
+from gitvault.resolve import Location
+from gitvault.vault import frontmatter, layout, schemas
+from gitvault.vault.store import PathTaken, Vault
+
+MAX_INPUT_CHARS = 200_000
+MAX_TITLE = 120
+
+
+class SessionRefused(GitvaultError):
+    pass
+
+
+@dataclass(frozen=True)
+class Saved:
+    slug: str
+    path: str
+    commit: str
+    redactions: int
+
+
+def _title(text: str, given: str | None) -> str:
+    title = (given or "").strip() or (sections.first_heading(text) or "")
+    if not title:
+        summary = sections.split_sections(text).get("summary", "")
+        title = summary.strip().split("\n", 1)[0] if summary.strip() else "session"
+    title = re.sub(r"\s+", " ", re.sub(r"[\x00-\x1f\x7f]", " ", title)).strip(" #-*")
+    return title[:MAX_TITLE].rstrip() or "session"
+
+
+def _drop_title_heading(text: str) -> str:
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip():
+            if line.startswith("# "):
+                return "\n".join(lines[i + 1 :]).lstrip("\n")
+            break
+    return text
+
+
+def prepare(raw: str) -> tuple[str, int]:
+    """Clean a session text and check it; returns (body, redaction count) or refuses."""
+    if len(raw) > MAX_INPUT_CHARS:
+        raise SessionRefused(
+            f"the session text is {len(raw):,} characters; the limit is {MAX_INPUT_CHARS:,}",
+            hint="save a summary (Summary / Key Decisions / Next Steps), not a transcript",
+        )
+    cleaned, redactions = clean.clean_session_text(raw)
+    if not cleaned.strip():
+        raise SessionRefused(
+            "nothing is left to save after removing recall blocks and <private> text",
+            hint="write what this session did under ## Summary, ## Key Decisions, ## Next Steps",
+        )
+    missing = sections.missing_required(cleaned)
+    if missing:
+        raise SessionRefused(
+            "the session lacks " + ", ".join(f"## {m}" for m in missing),
+            hint="add the sections ## Summary, ## Key Decisions and ## Next Steps "
+            "(recalled memory between the VAULT RECALL fences does not count)",
+        )
+    if not sections.split_sections(cleaned).get("summary", "").strip():
+        raise SessionRefused(
+            "## Summary is empty", hint="say what this session did under ## Summary"
+        )
+    return cleaned, sum(r.count for r in redactions)
+
+
+def save_session(
+    loc: Location,
+    raw: str,
+    *,
+    title: str | None = None,
+    session_id: str | None = None,
+    agent: str | None = None,
+    mode: str = "manual",
+    extra: dict[str, object] | None = None,
+    now: datetime | None = None,
+) -> Saved:
+    """The domain operation every caller uses (CLI, hooks, skills): append the session, then
+    mark the agent session saved, so its Stop hook no longer asks for this work."""
+    body, redactions = prepare(raw)
+    vault = Vault(loc)
+    vault.check_format()
+    moment = (now or datetime.now().astimezone()).replace(microsecond=0)
+    name = _title(body, title)
+    base = f"{moment:%Y-%m-%d-%H%M}-{clean.slugify(name)}"
+    for n in range(1, 1000):
+        slug = base if n == 1 else f"{base}-{n}"
+        if vault.exists(layout.session_path(slug)):
+            continue
+        try:
+            saved = _write(
+                vault, slug, name, body, moment, redactions, session_id, agent, mode, extra
+            )
+        except PathTaken:
+            continue  # a racing save took this slug first: take the next one
+        ledger.mark_saved(loc, session_id)
+        return saved
+    raise GitvaultError(f"too many sessions named {base}", hint="pass a different --title")
+
+
+def _write(
+    vault: Vault,
+    slug: str,
+    name: str,
+    body: str,
+    moment: datetime,
+    redactions: int,
+    session_id: str | None,
+    agent: str | None,
+    mode: str,
+    extra: dict[str, object] | None,
+) -> Saved:
+    meta: dict[str, object] = {
+        "kind": "session",
+        "slug": slug,
+        "title": name,
+        "saved_at": moment.isoformat(),
+        "session_id": _bounded(session_id),
+        "agent": _bounded(agent),
+        "mode": mode,
+        "redactions": redactions or None,
+    }
+    if extra:
+        meta.update({k: v for k, v in extra.items() if v is not None})
+    meta = {k: v for k, v in meta.items() if v is not None}
+    schemas.validate("session.schema.json", meta, "session front matter")
+    text = frontmatter.render(meta, f"# {name}\n\n{_drop_title_heading(body).strip()}\n")
+    path = layout.session_path(slug)
+    commit = vault.commit({path: text.encode()}, f"session {slug}", create_only=True)
+    return Saved(slug=slug, path=path, commit=commit, redactions=redactions)
+
+
+def _bounded(value: str | None, limit: int = 200) -> str | None:
+    if value is None:
+        return None
+    value = re.sub(r"[\x00-\x1f\x7f]", "", value).strip()
+    return value[:limit] or None

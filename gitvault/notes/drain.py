@@ -1,0 +1,303 @@
+"""Turn the spool the git hooks append to into note commits on the vault branch.
+
+The post-commit shim only appends a line to <common git dir>/gitvault/spool and makes sure a
+drainer runs; this module is that drainer. One runs at a time (flock on drain.lock); it claims
+the spool by renaming it, writes the notes, deletes the claimed file, and exits when the spool
+is empty. A claimed file left by a crash is picked up by the next drainer; writing is
+idempotent, so nothing is lost or doubled.
+
+Spool lines (tab-separated): kind, sha or old sha, [new sha,] branch, worktree, git dir.
+  commit  <sha>  <branch> <worktree> <git-dir>     post-commit
+  pending <sha>  <branch> <worktree> <git-dir>     post-commit while a rebase runs
+  merge   <sha>  <branch> <worktree> <git-dir>     post-merge
+  rewrite <old> <new> <branch> <worktree> <git-dir> post-rewrite (amend, rebase)
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitvault.notes import render
+from gitvault.notes.commits import read_commits
+from gitvault.notes.index import already_written
+from gitvault.resolve import Location
+from gitvault.vault import gitcmd
+from gitvault.vault.locking import atomic_write, file_lock, log_failure
+from gitvault.vault.store import Vault, Write, state_dir
+
+SPOOL = "spool"
+WORK_DIR = "spool.work"
+PENDING = "pending"
+PID_FILE = "drain.pid"
+LOCK_FILE = "drain.lock"
+PENDING_GRACE_SECONDS = 30.0
+BATCH = 256
+
+
+@dataclass
+class Entry:
+    kind: str
+    sha: str
+    branch: str | None
+    worktree: str | None
+    git_dir: str | None
+    old: str | None = None
+    stamp: float = 0.0
+
+    def line(self) -> str:
+        fields = [self.kind]
+        if self.kind == "rewrite":
+            fields.append(self.old or "")
+        fields += [self.sha, self.branch or "", self.worktree or "", self.git_dir or ""]
+        if self.kind == "pending":
+            fields.append(f"{self.stamp:.0f}")
+        return "\t".join(fields)
+
+
+def parse_line(line: str) -> Entry | None:
+    parts = line.rstrip("\n").split("\t")
+    kind = parts[0]
+    if kind == "rewrite" and len(parts) >= 3:
+        old, rest = parts[1], parts[2:]
+    elif kind in ("commit", "pending", "merge") and len(parts) >= 2:
+        old, rest = None, parts[1:]
+    else:
+        return None
+    rest += [""] * (5 - len(rest))
+    sha = rest[0]
+    if len(sha) < 40 or any(c not in "0123456789abcdef" for c in sha.lower()):
+        return None
+    stamp = float(rest[4]) if kind == "pending" and rest[4].replace(".", "").isdigit() else 0.0
+    return Entry(kind, sha, _branch(rest[1]), rest[2] or None, rest[3] or None, old, stamp)
+
+
+def _branch(head: str) -> str | None:
+    head = head.strip()
+    if head.startswith("ref: "):
+        head = head[5:]
+    if head.startswith("refs/heads/"):
+        return head[len("refs/heads/") :]
+    return None if not head or len(head) == 40 else head  # a bare sha means detached HEAD
+
+
+def spool_backlog(loc: Location) -> int:
+    """Lines waiting in the spool (including claimed files of a drainer that died)."""
+    count = 0
+    files = [loc.state_dir / SPOOL]
+    work = loc.state_dir / WORK_DIR
+    if work.is_dir():
+        files += list(work.iterdir())
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                count += sum(1 for _ in fh)
+        except OSError:
+            pass
+    return count
+
+
+def _claim(state: Path) -> list[Path]:
+    work = state / WORK_DIR
+    work.mkdir(exist_ok=True)
+    spool = state / SPOOL
+    try:
+        st = spool.stat()
+        if stat.S_ISREG(st.st_mode) and st.st_size > 0:  # never claim a folder in its place
+            os.rename(spool, work / f"{time.time_ns()}-{os.getpid()}")
+    except FileNotFoundError:
+        pass
+    return sorted(p for p in work.iterdir() if p.is_file())
+
+
+class Drainer:
+    def __init__(self, loc: Location) -> None:
+        self.loc = loc
+        self.state = state_dir(loc)
+        self.vault = Vault(loc)
+        self.written = 0
+
+    def process(self, entries: list[Entry]) -> list[Entry]:
+        """Write notes for entries; return pending entries to keep for later."""
+        vault_branch = self.vault.branch
+        keep: list[Entry] = []
+        rewritten: dict[str, list[str]] = {}
+        ctx: dict[str, Entry] = {}
+        order: list[str] = []
+        now = time.time()
+        for e in entries:
+            if e.branch == vault_branch:
+                continue  # commits on the vault branch itself are never noted
+            if e.kind == "rewrite":
+                if e.old and e.old not in rewritten.setdefault(e.sha, []):
+                    rewritten[e.sha].append(e.old)
+                ctx[e.sha] = e
+            elif e.kind == "pending":
+                if gitcmd.rebase_in_progress(e.git_dir) or (
+                    e.stamp and now - e.stamp < PENDING_GRACE_SECONDS
+                ):
+                    if not e.stamp:
+                        e.stamp = now
+                    keep.append(e)
+                    continue
+                ctx.setdefault(e.sha, e)  # the rebase ended without a rewrite line for it
+            else:
+                ctx.setdefault(e.sha, e)
+            if e.sha not in order:
+                order.append(e.sha)
+        # A pending commit named by a rewrite line is handled by that line.
+        keep = [e for e in keep if e.sha not in rewritten]
+        present = [s for s in order if self.vault.git.contains(s)]
+        for missing in set(order) - set(present):
+            log_failure(self.state, f"drain: commit {missing} no longer exists; not noted")
+        # A commit made during a rebase that the rebase did not keep (a pick later squashed or
+        # amended away, or a rebase that was aborted) is in no rewrite line and no longer on
+        # its worktree's HEAD: it is not part of the project's history, so it gets no note.
+        present = [
+            s
+            for s in present
+            if ctx[s].kind != "pending" or s in rewritten or self._on_head(s, ctx[s].git_dir)
+        ]
+        infos = read_commits(self.loc.common_dir, present)
+        writes: list[Write] = []
+        for sha in present:
+            info = infos.get(sha)
+            e = ctx[sha]
+            if info is None:
+                continue
+            if e.kind == "merge" and len(info.parents) < 2:
+                continue  # a fast-forward brings commits noted where they were made
+            replaces = list(rewritten.get(sha, []))
+            if e.kind == "commit" and not replaces:
+                amended = gitcmd.amended_from(e.git_dir, sha)
+                if amended:
+                    replaces.append(amended)
+            text = render.render(info, render.NoteContext(e.branch, e.worktree, tuple(replaces)))
+            _validate_note(text)
+            subject = info.subject[:72]
+            writes.append(
+                Write({render.note_path(info): text.encode()}, f"note {sha[:7]} {subject}")
+            )
+        for start in range(0, len(writes), BATCH):
+            chunk = writes[start : start + BATCH]
+            made = self.vault.commit_many(chunk, skip_if=already_written(self.vault))
+            self.written += len(made)
+        return keep
+
+    def _on_head(self, sha: str, git_dir: str | None) -> bool:
+        """Whether sha is the HEAD of the worktree it was made in, or an ancestor of it."""
+        if not git_dir:
+            return True
+        try:
+            head = gitcmd.head_ref(git_dir)
+        except OSError:
+            return True  # cannot tell: keep the note rather than lose it
+        target = self.vault.git.ref_target(head[5:]) if head.startswith("ref: ") else head
+        return target is not None and self.vault.git.is_ancestor(sha, target)
+
+    def drain_once(self) -> bool:
+        """Process every claimed file. False when there was nothing to do."""
+        files = _claim(self.state)
+        pending_path = self.state / PENDING
+        if not files and not pending_path.exists():
+            return False
+        offsets: dict[Path, int] = {}
+        entries = self._read(pending_path, offsets, final=True)
+        for path in files:
+            entries += self._read(path, offsets)
+        # A rebase that ended after the claim: git runs post-rewrite before it removes the
+        # rebase state, so the rewrite lines for these pending commits are in the spool now.
+        if any(e.kind == "pending" and not gitcmd.rebase_in_progress(e.git_dir) for e in entries):
+            for path in _claim(self.state):
+                if path not in offsets:
+                    files.append(path)
+                    entries += self._read(path, offsets)
+        keep = self.process(entries)
+        # A hook that opened the spool just before we renamed it may have appended to the
+        # claimed file since we read it: process those lines before the file is deleted.
+        late = [e for path in files for e in self._read(path, offsets, final=True)]
+        if late:
+            keep = self.process(keep + late)
+        if keep:
+            atomic_write(pending_path, ("\n".join(e.line() for e in keep) + "\n").encode())
+        else:
+            pending_path.unlink(missing_ok=True)
+        for path in files:
+            path.unlink(missing_ok=True)
+        return bool(files)
+
+    def _read(self, path: Path, offsets: dict[Path, int], *, final: bool = False) -> list[Entry]:
+        """Entries of the complete lines of path after offsets[path] (all bytes when final)."""
+        start = offsets.get(path, 0)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+        except FileNotFoundError:
+            return []
+        if not final:
+            data = data[: data.rfind(b"\n") + 1]
+        offsets[path] = start + len(data)
+        entries: list[Entry] = []
+        for line in data.decode("utf-8", "replace").splitlines():
+            entry = parse_line(line)
+            if entry is None:
+                if line.strip():
+                    log_failure(self.state, f"drain: ignored malformed spool line {line[:80]!r}")
+                continue
+            entries.append(entry)
+        return entries
+
+
+def _validate_note(text: str) -> None:
+    from gitvault.vault import frontmatter, schemas
+
+    meta, _ = frontmatter.parse(text)
+    schemas.validate("note.schema.json", meta, "note front matter")
+
+
+def drain(loc: Location, *, block: bool = False, timeout: float = 60.0) -> int:
+    """Drain the spool now. Returns notes written; 0 if another drainer holds the lock
+    and block is False."""
+    state = state_dir(loc)
+    written = 0
+    while True:
+        with file_lock(state / LOCK_FILE, block=block, timeout=timeout) as got:
+            if not got:
+                return written
+            pid_path = state / PID_FILE
+            pid_path.write_text(str(os.getpid()))
+            try:
+                drainer = Drainer(loc)
+                while drainer.drain_once():
+                    pass
+                written += drainer.written
+            finally:
+                pid_path.unlink(missing_ok=True)
+        # A hook that saw our pid file did not start a drainer: re-check after unlocking.
+        spool = state / SPOOL
+        if not (spool.is_file() and spool.stat().st_size > 0):
+            return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the background drainer the shims start: never raises, always exits 0."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        return 0
+    common = Path(args[0])
+    loc = Location(common_dir=common, git_dir=common, workdir=None)
+    if "--detach" in args:
+        try:
+            os.setsid()  # leave the terminal's process group: Ctrl-C in the shell must not kill us
+        except OSError:
+            pass
+    try:
+        drain(loc, block="--wait" in args)
+    except Exception as exc:  # noqa: BLE001 - a background hook must never surface a traceback
+        log_failure(loc.state_dir, f"drain failed: {type(exc).__name__}: {exc}")
+    return 0

@@ -1,0 +1,130 @@
+"""Settings: vault.toml (travels with the vault branch, validated against
+schemas/vault.schema.json) over the defaults in gitvault.vault.layout, the one place they live."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitvault import __version__
+from gitvault.errors import GitvaultError
+from gitvault.vault import layout
+
+# Why each key exists, rendered as comments into a new vault's vault.toml.
+_COMMENTS: dict[tuple[str, str], str] = {
+    ("digest", "max_chars"): "the whole digest; each category is capped too, in code",
+    ("fold", "merger"): "claude | command | builtin",
+    ("fold", "model"): "a small, cheap model; `gitvault fold --model` overrides",
+    ("fold", "command"): 'for merger = "command": reads the prompt on stdin, prints the digest',
+    ("fold", "min_new_items"): "skip a fold with fewer new notes + sessions",
+    ("fold", "max_chars_per_day"): "stop folding when a day's prompts reach this many characters",
+    (
+        "fold",
+        "max_chars_per_call",
+    ): "large backlogs fold in batches of at most this many characters",
+    ("fold", "use_api_key"): "false: ANTHROPIC_API_KEY is removed from the claude child's env",
+    ("recall", "max_chars"): "the whole SessionStart block; Claude Code spills >10,000 to a file",
+    ("capture", "stop_after_turns"): "0: ask for a save only when this session made commits",
+    ("capture", "fold_on_session_end"): "start a background fold when a session ends",
+    ("patch", "files"): 'more agent files (e.g. "AGENTS.md") get the same managed section',
+}
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return "[\n" + "".join(f"  {_toml_value(v)},\n" for v in value) + "]"
+    assert isinstance(value, list)
+    return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+
+
+def render_default_toml() -> str:
+    lines = [
+        "# gitvault vault configuration. It travels with the vault branch, so every clone "
+        "folds alike.",
+        f"format_version = {layout.FORMAT_VERSION}",
+        f'created_by = "gitvault {__version__}"',
+    ]
+    for section, values in layout.DEFAULTS.items():
+        lines += ["", f"[{section}]"]
+        for key, value in values.items():
+            line = f"{key} = {_toml_value(value)}"
+            comment = _COMMENTS.get((section, key))
+            lines.append(f"{line}  # {comment}" if comment else line)
+    return "\n".join(lines) + "\n"
+
+
+DEFAULT_VAULT_TOML = render_default_toml()
+
+
+@dataclass(frozen=True)
+class Category:
+    name: str
+    cap: int
+
+
+@dataclass(frozen=True)
+class VaultConfig:
+    format_version: int = layout.FORMAT_VERSION
+    categories: tuple[Category, ...] = tuple(Category(n, c) for n, c in layout.DIGEST_CATEGORIES)
+    digest_max_chars: int = layout.DEFAULTS["digest"]["max_chars"]
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def value(self, section: str, key: str) -> Any:
+        found = self.sections.get(section, {})
+        return found[key] if key in found else layout.DEFAULTS[section][key]
+
+    def fold_value(self, key: str) -> Any:
+        return self.value("fold", key)
+
+    @property
+    def patch_files(self) -> tuple[str, ...]:
+        return tuple(self.value("patch", "files"))
+
+
+def parse_vault_toml(text: str | None) -> VaultConfig:
+    """The settings of a vault.toml (None: the defaults). Invalid TOML or a file that does not
+    match the schema is a clear error naming what is wrong."""
+    if text is None:
+        text = DEFAULT_VAULT_TOML
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GitvaultError(
+            f"{layout.CONFIG} is not valid TOML: {exc}",
+            hint="fix it on the vault branch (git worktree add ../vault-edit vault)",
+        ) from exc
+    from gitvault.vault import schemas
+
+    schemas.validate("vault.schema.json", data, layout.CONFIG)
+    digest = data.get("digest", {})
+    cats = digest.get("categories") or layout.DEFAULTS["digest"]["categories"]
+    names = [str(c["name"]).strip().lower() for c in cats]
+    if len(set(names)) != len(names):
+        raise GitvaultError(f"{layout.CONFIG}: digest category names must be distinct")
+    return VaultConfig(
+        format_version=int(data.get("format_version", layout.FORMAT_VERSION)),
+        categories=tuple(Category(str(c["name"]), int(c["cap"])) for c in cats),
+        digest_max_chars=int(digest.get("max_chars", layout.DEFAULTS["digest"]["max_chars"])),
+        sections={k: dict(v) for k, v in data.items() if isinstance(v, dict)},
+    )
+
+
+def initial_files() -> dict[str, bytes | None]:
+    """The files a new vault branch starts with."""
+    return {
+        layout.README: layout.README_TEXT.encode(),
+        layout.CONFIG: DEFAULT_VAULT_TOML.encode(),
+        f"{layout.NOTES}/{layout.KEEP}": b"",
+        f"{layout.SESSIONS}/{layout.KEEP}": b"",
+        f"{layout.PATTERNS}/{layout.README}": layout.PATTERNS_README_TEXT.encode(),
+    }

@@ -1,0 +1,259 @@
+"""Git through its command line: the one subprocess helper, and the plain-git readers the hooks
+use. Standard library only: importing this never loads pygit2 (~100 ms), which is what keeps
+the post-commit shim's drainer start and the SessionStart hook fast.
+
+The subprocess helper drops the GIT_* variables git exports to hooks (GIT_INDEX_FILE and
+friends point at the user's worktree and would redirect our plumbing), and its errors show
+the command, return code and output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from gitvault.errors import GitvaultError
+from gitvault.vault import layout
+
+# Identity used for commits on the vault branch (the user's HEAD is never touched).
+VAULT_NAME = "gitvault"
+VAULT_EMAIL = "gitvault@localhost"
+
+
+class GitError(GitvaultError):
+    pass
+
+
+# Identity and config-isolation variables are the user's to set; location variables are not.
+_KEEP_GIT_ENV = frozenset(
+    {
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_ASKPASS",
+        "GIT_TERMINAL_PROMPT",
+    }
+)
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_GIT_ENV}
+    env.setdefault("LC_ALL", "C")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    input: bytes | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    cmd = ["git", *args]
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            env=clean_env(env),
+            check=False,
+            timeout=timeout,
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH", hint="install git") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"`{' '.join(cmd)}` did not finish within {timeout:.0f}s") from exc
+    if check and proc.returncode != 0:
+        raise GitError(
+            f"`{' '.join(cmd)}` failed with exit code {proc.returncode}: "
+            f"{tail(proc.stderr) or tail(proc.stdout)}"
+        )
+    return proc
+
+
+def tail(data: bytes, limit: int = 500) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def write_failed(detail: object) -> GitError:
+    """The error for an object or ref that could not be written (read-only repository)."""
+    return GitError(
+        f"cannot write to the repository: {detail}",
+        hint="check that the repository's .git directory is writable (not a read-only mount)",
+    )
+
+
+def config_get(cwd: Path, key: str) -> str | None:
+    proc = run_git(["config", "--get", key], cwd, check=False)
+    value = proc.stdout.decode("utf-8", "replace").strip()
+    return value if proc.returncode == 0 and value else None
+
+
+def vault_branch(cwd: Path) -> str:
+    """The vault branch of the repository at cwd (plain git: for the hooks)."""
+    return layout.branch_name(config_get(cwd, layout.BRANCH_KEY))
+
+
+class CommitLine(NamedTuple):
+    sha: str
+    time: int
+    subject: str
+
+
+def recent_commits(cwd: Path, since: float) -> dict[str, CommitLine]:
+    """Commits on any local branch but the vault, or on HEAD, made after `since`."""
+    # --exclude patterns apply to the next --branches, which matches names without refs/heads/.
+    proc = run_git(
+        [
+            "log",
+            f"--since={int(since)}",
+            "--format=%H%x00%ct%x00%s",
+            f"--exclude={vault_branch(cwd)}",
+            "--branches",
+            "HEAD",
+            "--",
+        ],
+        cwd,
+        check=False,
+    )
+    out: dict[str, CommitLine] = {}
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split("\0")
+        if len(parts) == 3 and parts[1].isdigit():
+            out[parts[0]] = CommitLine(parts[0], int(parts[1]), parts[2])
+    return out
+
+
+def approxidate(value: str) -> int | None:
+    """Unix time for a date in git's approxidate syntax ('2 weeks ago'), strictly: None when git
+    cannot read it. `config --type=expiry-date` works outside a repository (unlike
+    `rev-parse --since`) and rejects garbage instead of reading it as "now"."""
+    key = "gitvault.since"
+    cmd = ["git", "-c", f"{key}={value}", "config", "--type=expiry-date", "--get", key]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=clean_env())
+    match = re.fullmatch(r"\s*(\d+)\s*", proc.stdout)
+    return int(match.group(1)) if proc.returncode == 0 and match else None
+
+
+# -- plain-git readers for the fast path -----------------------------------------------------
+
+
+class TreeEntry(NamedTuple):
+    path: str
+    oid: str
+    is_dir: bool
+
+
+def ls_tree(
+    cwd: Path, rev: str, paths: Sequence[str], *, recursive: bool = False
+) -> list[TreeEntry]:
+    """Entries at (or inside, for paths ending in '/') the given paths of a revision."""
+    args = ["-c", "core.quotePath=false", "ls-tree", "-z"]
+    if recursive:
+        args.append("-r")
+    proc = run_git([*args, rev, "--", *paths], cwd, check=False)
+    if proc.returncode != 0:
+        return []
+    out = []
+    for record in proc.stdout.split(b"\0"):
+        if not record:
+            continue
+        head, _, path = record.partition(b"\t")
+        parts = head.split()
+        if len(parts) < 3:
+            continue
+        out.append(
+            TreeEntry(path.decode("utf-8", "replace"), parts[2].decode(), parts[1] == b"tree")
+        )
+    return out
+
+
+def count_files(cwd: Path, rev: str, folder: str, suffix: str) -> int:
+    """How many files below folder end with suffix (counted on git's output, not parsed)."""
+    proc = run_git(["ls-tree", "-r", "-z", "--name-only", rev, "--", folder], cwd, check=False)
+    if proc.returncode != 0:
+        return 0
+    end = suffix.encode()
+    return sum(1 for name in proc.stdout.split(b"\0") if name.endswith(end))
+
+
+def cat_blobs(cwd: Path, oids: Sequence[str]) -> dict[str, bytes]:
+    """Contents of several blobs through one `git cat-file --batch`."""
+    if not oids:
+        return {}
+    proc = run_git(["cat-file", "--batch"], cwd, input=("\n".join(oids) + "\n").encode())
+    data = proc.stdout
+    out: dict[str, bytes] = {}
+    pos = 0
+    for oid in oids:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        size = int(header[2])
+        out[oid] = data[pos : pos + size]
+        pos += size + 1
+    return out
+
+
+def ref_exists(cwd: Path, rev: str) -> str | None:
+    """The object a revision names, or None."""
+    proc = run_git(["rev-parse", "-q", "--verify", rev], cwd, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def tree_readable(cwd: Path, rev: str) -> bool:
+    return run_git(["cat-file", "-e", f"{rev}^{{tree}}"], cwd, check=False).returncode == 0
+
+
+# -- a worktree's own state, read from its git dir (no process) ------------------------------
+
+
+def rebase_in_progress(git_dir: str | os.PathLike[str] | None) -> bool:
+    if not git_dir:
+        return False
+    return any(os.path.isdir(os.path.join(git_dir, d)) for d in ("rebase-merge", "rebase-apply"))
+
+
+def head_ref(git_dir: str | os.PathLike[str]) -> str:
+    """The content of a worktree's HEAD file: `ref: refs/heads/x` or a sha. Raises OSError."""
+    with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as fh:
+        return fh.read().strip()
+
+
+def amended_from(git_dir: str | os.PathLike[str] | None, sha: str) -> str | None:
+    """The commit an amend replaced, read from this worktree's HEAD reflog."""
+    if not git_dir:
+        return None
+    try:
+        with open(os.path.join(git_dir, "logs", "HEAD"), "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 65536))
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        head, _, msg = line.partition("\t")
+        parts = head.split(" ")
+        if len(parts) >= 2 and parts[1] == sha:
+            return parts[0] if msg.startswith("commit (amend)") else None
+    return None

@@ -1,0 +1,222 @@
+"""The one home of the vault's layout: branch-name rule, paths on the branch, settings defaults,
+and the fast settings reader. Standard library only, so the hooks can import it for free.
+
+Nothing else in gitvault spells a vault path or a default setting: it asks this module.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+FORMAT_VERSION = 1
+
+# -- the branch ------------------------------------------------------------------------------
+BRANCH_KEY = "gitvault.branch"  # git config key (this clone only)
+DEFAULT_BRANCH = "vault"
+_BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
+
+
+def branch_name(configured: str | None) -> str:
+    """The vault branch for a `gitvault.branch` value (unset, empty or not a valid ref name:
+    the default)."""
+    value = (configured or "").strip()
+    if not value or _BAD_BRANCH.search(value):
+        return DEFAULT_BRANCH
+    return value
+
+
+def branch_ref(branch: str) -> str:
+    return f"refs/heads/{branch}"
+
+
+# -- gitvault's own folder in the common git dir (not on the branch) ----------------------------
+LAUNCHER = "bin/gitvault-hook"  # which gitvault this repository's hooks run (gitvault.launcher)
+
+# -- paths on the branch ---------------------------------------------------------------------
+README = "README.md"
+CONFIG = "vault.toml"  # the marker: a branch without a valid one is not a vault
+DIGEST = "_master.md"
+NOTES = "notes"
+SESSIONS = "sessions"
+PATTERNS = "patterns"
+KEEP = ".keep"
+ROOT_FILES = (README, CONFIG, DIGEST)
+FOLDERS = (NOTES, SESSIONS, PATTERNS)
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,120}")
+_NOTE_PATH = re.compile(r"notes/\d{4}/\d{2}/\d{2}/([0-9a-f]{40})\.md")
+_SESSION_PATH = re.compile(r"sessions/([a-z0-9][a-z0-9-]{0,120})\.md")
+_PATTERN_PATH = re.compile(r"patterns/([A-Za-z0-9][A-Za-z0-9._-]{0,80})\.md")
+
+
+README_TEXT = """\
+# gitvault vault
+
+This orphan branch is the memory of this repository, written by gitvault
+(https://pypi.org/project/gitvault/). It never shares history with your code branches.
+
+- `notes/YYYY/MM/DD/<sha>.md`: one small note per project commit (message, file stats; never diffs).
+- `sessions/YYYY-MM-DD-HHMM-<slug>.md`: an agent's saved session. Append-only.
+- `_master.md`: the digest a model folds from the notes and sessions: six categories, capped.
+- `patterns/*.md`: standing rules, one per line (`- …`), recalled at every session start.
+- `vault.toml`: format version, digest categories and caps, fold budgets.
+
+Every commit on this branch does one thing and says so in its message. Audit it with
+`git log vault`, `git show vault:_master.md`, or `git worktree add ../vault-audit vault`.
+"""
+
+PATTERNS_README_TEXT = """\
+# patterns
+
+Standing rules recalled at every session start, one per line starting with `- `.
+Add a file here (for example `testing.md`) on the vault branch; keep each rule one line.
+"""
+
+
+def note_path(sha: str, commit_time: int) -> str:
+    """Where a commit's note lives: sharded by its committer date (UTC)."""
+    day = datetime.fromtimestamp(commit_time, tz=UTC)
+    return f"{NOTES}/{day:%Y/%m/%d}/{sha}.md"
+
+
+def session_path(slug: str) -> str:
+    return f"{SESSIONS}/{slug}.md"
+
+
+def note_sha(path: str) -> str | None:
+    """The commit sha a note path names, or None when path is not a note."""
+    match = _NOTE_PATH.fullmatch(path)
+    return match.group(1) if match else None
+
+
+def session_slug(path: str) -> str | None:
+    match = _SESSION_PATH.fullmatch(path)
+    return match.group(1) if match else None
+
+
+def is_pattern(path: str) -> bool:
+    return _PATTERN_PATH.fullmatch(path) is not None and not path.endswith("/README.md")
+
+
+def is_item(path: str) -> bool:
+    """A note or a session: what folds read."""
+    return note_sha(path) is not None or session_slug(path) is not None
+
+
+def in_layout(path: str) -> bool:
+    """Whether a path is one gitvault itself would write on the branch."""
+    if path in ROOT_FILES or path in (f"{f}/{KEEP}" for f in FOLDERS):
+        return True
+    if path == f"{PATTERNS}/{README}":
+        return True
+    return is_item(path) or is_pattern(path)
+
+
+class BadPath(ValueError):
+    pass
+
+
+def check_path(path: str) -> str:
+    """The one validator of paths written to the vault: relative, no empty, `.` or `..` parts,
+    no control characters, quotes or backslashes (which git's fast-import stream would need to
+    escape). Raises BadPath."""
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or any(p in ("", ".", "..") for p in parts)
+        or any(c in path for c in '"\\')
+        or any(ord(c) < 0x20 or ord(c) == 0x7F for c in path)
+    ):
+        raise BadPath(f"invalid vault path: {path!r}")
+    return path
+
+
+def is_full_sha(text: str) -> bool:
+    return _HEX40.fullmatch(text) is not None
+
+
+def is_slug(text: str) -> bool:
+    return _SLUG.fullmatch(text) is not None
+
+
+# -- settings (vault.toml) -------------------------------------------------------------------
+# The defaults, in one place. gitvault.vault.config renders the default vault.toml from them
+# and validates every vault.toml against schemas/vault.schema.json, which lists the same keys.
+DIGEST_CATEGORIES: tuple[tuple[str, int], ...] = (
+    ("Architecture", 1100),
+    ("Decisions", 1100),
+    ("Conventions", 900),
+    ("Gotchas", 900),
+    ("State", 900),
+    ("Next steps", 700),
+)
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "digest": {
+        "max_chars": 6000,
+        "categories": [{"name": n, "cap": c} for n, c in DIGEST_CATEGORIES],
+    },
+    "fold": {
+        "merger": "claude",
+        "model": "haiku",
+        "command": "",
+        "timeout_seconds": 300,
+        "min_new_items": 1,
+        "max_chars_per_day": 400000,
+        "max_chars_per_call": 60000,
+        "use_api_key": False,
+    },
+    "recall": {
+        "max_chars": 9500,
+        "sessions": 2,
+        "section_chars": 600,
+        "pattern_lines": 25,
+    },
+    "capture": {
+        "stop_min_interval_seconds": 600,
+        "stop_after_turns": 0,
+        "fold_on_session_end": True,
+    },
+    "patch": {"files": ["CLAUDE.md"]},
+}
+RECALL_MAX_CHARS = 9500  # hard ceiling: Claude Code spills hook output over 10,000 characters
+
+_SECTION = re.compile(r"^[ \t]*\[([^\]\[]+)\][ \t]*(?:#.*)?$", re.M)
+_SCALAR = re.compile(
+    r"^[ \t]*([A-Za-z_][\w-]*)[ \t]*=[ \t]*"
+    r"(-?\d+|true|false|\"[^\"\\\n]*\"|'[^'\n]*')[ \t]*(?:#.*)?$",
+    re.M,
+)
+
+
+def read_settings(vault_toml: str | None, section: str) -> dict[str, Any]:
+    """The scalar keys of one [section], over the defaults, without tomllib (~20 ms of import on
+    the hooks' path). Only keys with a default are read, and only when the value has the
+    default's type; anything else keeps the default. The full loader (vault.config) validates
+    the whole file against the schema whenever gitvault writes or folds."""
+    out = dict(DEFAULTS.get(section, {}))
+    if not vault_toml:
+        return out
+    headers = list(_SECTION.finditer(vault_toml))
+    for index, header in enumerate(headers):
+        if header.group(1).strip() != section:
+            continue
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(vault_toml)
+        for match in _SCALAR.finditer(vault_toml, header.end(), end):
+            key, raw = match.group(1), match.group(2)
+            default = out.get(key)
+            if default is None:
+                continue
+            value: Any
+            if raw in ("true", "false"):
+                value = raw == "true"
+            elif raw[0] in "\"'":
+                value = raw[1:-1]
+            else:
+                value = int(raw)
+            if type(value) is type(default):
+                out[key] = value
+        break
+    return out

@@ -1,0 +1,218 @@
+"""The vault branch: read its tip, append commits to it by compare-and-swap.
+
+Written only through the object database (blob → tree → commit → ref update). Nothing here
+checks anything out or touches the user's HEAD, index, working tree or other refs.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import tomllib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitvault.errors import Busy, GitvaultError, Refused
+from gitvault.resolve import Location
+from gitvault.vault import fastimport, layout
+from gitvault.vault.objects import Repo, VaultCommit
+
+CAS_ATTEMPTS = 64
+PACK_THRESHOLD = 8
+
+Changes = Mapping[str, bytes | None]
+
+
+class PathTaken(GitvaultError):
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} already exists in the vault")
+        self.path = path
+
+
+@dataclass(frozen=True)
+class Write:
+    """One vault commit: the paths it sets and the message that says what it did."""
+
+    changes: Changes
+    message: str
+
+
+SkipIf = Callable[[str, Write], bool]  # (tip, write) → the write became redundant on this tip
+
+
+class Vault:
+    def __init__(self, loc: Location, branch: str | None = None) -> None:
+        self.loc = loc
+        self.git = Repo(loc.common_dir)
+        self.branch = branch or layout.branch_name(self.git.config_get(layout.BRANCH_KEY))
+        self.ref = layout.branch_ref(self.branch)
+
+    # -- reading -------------------------------------------------------------------------
+    def tip(self) -> str | None:
+        return self.git.ref_target(self.ref)
+
+    def require_tip(self) -> str:
+        tip = self.tip()
+        if tip is None:
+            raise GitvaultError(
+                f"no vault yet: branch '{self.branch}' does not exist",
+                hint="run `gitvault install`",
+            )
+        return tip
+
+    def read(self, path: str, at: str | None = None) -> bytes | None:
+        commit = at or self.tip()
+        return None if commit is None else self.git.read_blob(commit, path)
+
+    def read_text(self, path: str, at: str | None = None) -> str | None:
+        data = self.read(path, at)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def exists(self, path: str, at: str | None = None) -> bool:
+        commit = at or self.tip()
+        return commit is not None and self.git.path_exists(commit, path)
+
+    def listdir(self, path: str = "", at: str | None = None) -> list[tuple[str, bool]]:
+        commit = at or self.tip()
+        return [] if commit is None else self.git.list_tree(commit, path)
+
+    def is_gitvault(self, at: str | None = None) -> bool:
+        return self.format_version(at) is not None
+
+    def format_version(self, at: str | None = None) -> int | None:
+        raw = self.read(layout.CONFIG, at)
+        if raw is None:
+            return None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return None
+        value = data.get("format_version")
+        return value if isinstance(value, int) else None
+
+    def check_format(self) -> str:
+        """The tip, after refusing a vault this gitvault cannot safely write."""
+        tip = self.require_tip()
+        version = self.format_version(tip)
+        if version is None:
+            raise Refused(
+                f"branch '{self.branch}' is not a gitvault vault (no valid {layout.CONFIG})",
+                hint=f"set another branch with `git config {layout.BRANCH_KEY} NAME`",
+            )
+        if version > layout.FORMAT_VERSION:
+            raise Refused(
+                f"this vault has format {version}; "
+                f"this gitvault understands up to {layout.FORMAT_VERSION}",
+                hint="upgrade gitvault (pip install -U gitvault)",
+            )
+        return tip
+
+    # -- history -------------------------------------------------------------------------
+    def history(self, stop: str | None = None) -> Iterator[VaultCommit]:
+        """Vault commits from the tip backwards, stopping at `stop` (exclusive)."""
+        tip = self.tip()
+        return iter(()) if tip is None else self.git.walk(tip, stop)
+
+    def changed_paths(self, commit: str) -> list[str]:
+        return self.git.changed_paths(commit)
+
+    # -- writing -------------------------------------------------------------------------
+    def commit(self, changes: Changes, message: str, *, create_only: bool = False) -> str:
+        """One commit. create_only: refuse (PathTaken) if a path already exists at the tip,
+        so an append-only file is never overwritten, even by a racing writer."""
+        skip: SkipIf | None = None
+        if create_only:
+
+            def skip(head: str, w: Write) -> bool:
+                for path in w.changes:
+                    if self.exists(path, head):
+                        raise PathTaken(path)
+                return False
+
+        made = self.commit_many([Write(changes, message)], skip_if=skip)
+        if not made:
+            raise GitvaultError(f"nothing to commit for {message!r}: the vault already has it")
+        return made[-1]
+
+    def commit_many(self, writes: Sequence[Write], *, skip_if: SkipIf | None = None) -> list[str]:
+        """Append one commit per write, published together by one compare-and-swap.
+
+        skip_if(tip, write) drops writes that became redundant on the tip (idempotent notes).
+        Eight or more writes (a drained rebase, a backfill batch) go through `git fast-import`
+        into one pack instead of ~7 loose object files per write.
+        """
+        packed = len(writes) >= PACK_THRESHOLD
+        return self._publish(writes, skip_if, packed=packed) if writes else []
+
+    def commit_packed(self, writes: Sequence[Write], *, skip_if: SkipIf | None = None) -> list[str]:
+        """commit_many through `git fast-import` whatever the number of writes (backfill)."""
+        return self._publish(writes, skip_if, packed=True) if writes else []
+
+    def _chain_loose(self, old: str, writes: list[Write]) -> list[str]:
+        head = old
+        made: list[str] = []
+        for w in writes:
+            base = self.git.tree_of(head)
+            tree = self.git.write_tree(head, w.changes)
+            if tree == base:
+                continue  # nothing changed: no empty commits
+            head = self.git.create_commit(tree, [head], w.message)
+            made.append(head)
+        return made
+
+    def _chain_packed(self, old: str, writes: list[Write]) -> list[str]:
+        if not writes:
+            return []
+        commits = [(w.changes, w.message) for w in writes]
+        return fastimport.chain(self.loc.common_dir, old, commits, int(time.time()))
+
+    def _publish(
+        self, writes: Sequence[Write], skip_if: SkipIf | None, *, packed: bool
+    ) -> list[str]:
+        """The one compare-and-swap loop: build a chain on the current tip, move the branch
+        from that tip to the chain's end; when another writer got in first, rebuild on the new
+        tip and try again (bounded, with jitter), so concurrent writers never lose a write."""
+        for attempt in range(CAS_ATTEMPTS):
+            old = self.check_format()
+            todo = [w for w in writes if skip_if is None or not skip_if(old, w)]
+            made = (self._chain_packed if packed else self._chain_loose)(old, todo)
+            if not made:
+                return []
+            if self.git.cas_ref(self.ref, made[-1], old, _reflog(todo)):
+                return made
+            time.sleep(min(0.2, 0.002 * (2 ** min(attempt, 6))) * random.random())
+        raise Busy(
+            f"{self.ref} kept moving: gave up after {CAS_ATTEMPTS} attempts",
+            hint="another gitvault process is writing; try again",
+        )
+
+    def create(self, files: Changes, message: str) -> str:
+        """Create the orphan branch. Refuses when it already exists."""
+        if self.tip() is not None:
+            raise Refused(f"branch '{self.branch}' already exists")
+        tree = self.git.write_tree(None, files)
+        sha = self.git.create_commit(tree, [], message)
+        if not self.git.cas_ref(self.ref, sha, None, message):
+            raise Busy(
+                f"branch '{self.branch}' appeared while creating it", hint="run install again"
+            )
+        return sha
+
+
+def _reflog(writes: Sequence[Write]) -> str:
+    first = writes[0].message.splitlines()[0] if writes[0].message else "write"
+    return f"gitvault: {first}" if len(writes) == 1 else f"gitvault: {first} (+{len(writes) - 1})"
+
+
+def state_dir(loc: Location) -> Path:
+    """Create (if needed) and return gitvault's folder in the common git dir."""
+    path = loc.state_dir
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise GitvaultError(
+            f"cannot write to {loc.common_dir}: {exc.strerror}",
+            hint="check the permissions of the repository's .git directory",
+        ) from exc
+    return path
