@@ -6,11 +6,16 @@ python := env_var_or_default("PYTHON", "python3")
 test *args:
     {{python}} -m pytest -n auto {{args}}
 
-# ruff (lint + format check) and mypy --strict on the package.
+# ruff (lint + format check), mypy --strict on the package, README's command reference.
 lint:
     {{python}} -m ruff check gitvault tests bench
     {{python}} -m ruff format --check gitvault tests bench
     {{python}} -m mypy
+    {{python}} -m gitvault.commands.reference --check
+
+# Regenerate README's command reference from the CLI's own help.
+docs:
+    {{python}} -m gitvault.commands.reference
 
 # Format the code.
 fmt:

@@ -179,7 +179,7 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
     from gitvault.vault.store import Vault
 
     vault = Vault(resolve(repo_dir))
-    repo = vault.repo
+    repo = pygit2.Repository(str(vault.loc.common_dir))
     tip = vault.check_format()
     fakes = fake_notes(count, years=years)
     blob_ids = _write_blobs(repo_dir, [f.text for f in fakes])

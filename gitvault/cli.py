@@ -34,6 +34,7 @@ def _root(
         None,
         "--repo",
         "-C",
+        metavar="PATH",
         envvar="GITVAULT_REPO",
         help="Repository to use (default: the one around the current directory).",
     ),

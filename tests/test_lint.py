@@ -33,3 +33,8 @@ def test_ruff_format() -> None:
 def test_mypy_strict() -> None:
     proc = _run("mypy")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_readme_command_reference_is_generated_from_the_cli() -> None:
+    proc = _run("gitvault.commands.reference", "--check")
+    assert proc.returncode == 0, proc.stdout + proc.stderr + " (run `just docs`)"

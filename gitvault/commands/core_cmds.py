@@ -99,9 +99,11 @@ def status(
 def backfill(
     ctx: typer.Context,
     since: str = typer.Option(
-        None, "--since", help="Only commits after this date (git date syntax)."
+        None, "--since", metavar="DATE", help="Only commits after this date (git date syntax)."
     ),
-    branch: str = typer.Option(None, "--branch", help="Backfill this branch instead of HEAD."),
+    branch: str = typer.Option(
+        None, "--branch", metavar="BRANCH", help="Backfill this branch instead of HEAD."
+    ),
     all_branches: bool = typer.Option(False, "--all", help="Every local branch."),
 ) -> None:
     """Write notes for commits that have none. Resumable and idempotent."""

@@ -20,9 +20,12 @@ def register(app: typer.Typer) -> None:
 def log_cmd(
     ctx: typer.Context,
     n: int = typer.Option(20, "-n", "--max-count", min=1, help="Show at most N entries."),
-    kind: str = typer.Option(None, "--kind", help="Only note, session or fold."),
+    kind: str = typer.Option(None, "--kind", metavar="KIND", help="Only note, session or fold."),
     since: str = typer.Option(
-        None, "--since", help="Only entries after this date (YYYY-MM-DD or '3 days ago')."
+        None,
+        "--since",
+        metavar="DATE",
+        help="Only entries after this date (YYYY-MM-DD or '3 days ago').",
     ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:

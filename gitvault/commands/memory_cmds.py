@@ -24,9 +24,15 @@ def register(app: typer.Typer) -> None:
 def save(
     ctx: typer.Context,
     file: str = typer.Argument("-", metavar="[FILE|-]", help="Session text (default: stdin)."),
-    title: str = typer.Option(None, "--title", "-t", help="Title (default: the text's # heading)."),
-    session_id: str = typer.Option(None, "--session-id", help="The agent session's id."),
-    agent: str = typer.Option(None, "--agent", help="Who saved it (e.g. claude-code)."),
+    title: str = typer.Option(
+        None, "--title", "-t", metavar="TITLE", help="Title (default: the text's # heading)."
+    ),
+    session_id: str = typer.Option(
+        None, "--session-id", metavar="ID", help="The agent session's id."
+    ),
+    agent: str = typer.Option(
+        None, "--agent", metavar="AGENT", help="Who saved it (e.g. claude-code)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """APPEND a session summary to the vault (## Summary, ## Key Decisions, ## Next Steps)."""
@@ -63,8 +69,12 @@ def fold(
     rebuild: bool = typer.Option(
         False, "--rebuild", help="Rebuild from the notes and sessions alone."
     ),
-    merger: str = typer.Option(None, "--merger", help="claude (default), command or builtin."),
-    model: str = typer.Option(None, "--model", help="Model for the claude merger."),
+    merger: str = typer.Option(
+        None, "--merger", metavar="MERGER", help="claude (default), command or builtin."
+    ),
+    model: str = typer.Option(
+        None, "--model", metavar="MODEL", help="Model for the claude merger."
+    ),
     background: bool = typer.Option(
         False, "--background", help="Detach and fold in the background."
     ),

@@ -1,0 +1,27 @@
+"""The measurements. Each benchmark builds its own scratch repositories in the sandbox, drives
+gitvault through its real paths (installed shims, the drainer, Vault.commit, backfill) and
+returns rows for the report. gitvault and pygit2 are imported inside the functions, after
+run.py has isolated the environment. One module per thing measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from measures.backfill import bench_backfill, bench_gc
+from measures.common import FULL, QUICK, Context, Row, Sizes
+from measures.drain import bench_drain
+from measures.hook import bench_hook
+from measures.notecost import bench_notecost
+from measures.recall import bench_recall
+
+__all__ = ["BENCHMARKS", "FULL", "QUICK", "Context", "Row", "Sizes"]
+
+BENCHMARKS: dict[str, Callable[[Context], list[Row]]] = {
+    "hook": bench_hook,
+    "drain": bench_drain,
+    "notecost": bench_notecost,
+    "recall": bench_recall,
+    "backfill": bench_backfill,
+    "gc": bench_gc,
+}
