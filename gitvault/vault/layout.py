@@ -41,6 +41,8 @@ DIGEST = "_master.md"
 NOTES = "notes"
 SESSIONS = "sessions"
 PATTERNS = "patterns"
+PINS = "patterns/pins.md"  # `gitvault pin`: standing rules a person adds, one `- ` line each
+TOMBSTONES = "tombstones"  # `gitvault forget`: one append-only file per forgotten item
 KEEP = ".keep"
 ROOT_FILES = (README, CONFIG, DIGEST)
 FOLDERS = (NOTES, SESSIONS, PATTERNS)
@@ -49,6 +51,9 @@ _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,120}")
 _NOTE_PATH = re.compile(r"notes/\d{4}/\d{2}/\d{2}/([0-9a-f]{40})\.md")
 _SESSION_PATH = re.compile(r"sessions/([a-z0-9][a-z0-9-]{0,120})\.md")
 _PATTERN_PATH = re.compile(r"patterns/([A-Za-z0-9][A-Za-z0-9._-]{0,80})\.md")
+_TOMBSTONE_PATH = re.compile(
+    r"tombstones/(c-[0-9a-f]{40}|c-[0-9a-f]{7,39}|s-[a-z0-9][a-z0-9-]{0,120})\.md"
+)
 
 
 README_TEXT = """\
@@ -100,6 +105,22 @@ def is_pattern(path: str) -> bool:
     return _PATTERN_PATH.fullmatch(path) is not None and not path.endswith("/README.md")
 
 
+def tombstone_path(cite: str) -> str:
+    """Where the tombstone of a citation (`c:<sha>` or `s:<slug>`) lives: its name says what
+    it buries, so readers need no blob to know what is forgotten."""
+    kind, _, ident = cite.partition(":")
+    return check_path(f"{TOMBSTONES}/{kind}-{ident}.md")
+
+
+def tombstone_cite(path: str) -> str | None:
+    """The citation a tombstone path buries (`c:<sha>` / `s:<slug>`), or None."""
+    match = _TOMBSTONE_PATH.fullmatch(path)
+    if not match:
+        return None
+    kind, _, ident = match.group(1).partition("-")
+    return f"{kind}:{ident}"
+
+
 def is_item(path: str) -> bool:
     """A note or a session: what folds read."""
     return note_sha(path) is not None or session_slug(path) is not None
@@ -111,7 +132,7 @@ def in_layout(path: str) -> bool:
         return True
     if path == f"{PATTERNS}/{README}":
         return True
-    return is_item(path) or is_pattern(path)
+    return is_item(path) or is_pattern(path) or tombstone_cite(path) is not None
 
 
 class BadPath(ValueError):
