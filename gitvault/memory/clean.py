@@ -29,20 +29,31 @@ from gitvault.memory.fences import strip_private, strip_recall
 from gitvault.memory.redact import Redaction, redact_secrets
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
+# Latin letters NFKD does not decompose into ASCII (ø is not o + a mark): spelled out, so a title
+# keeps its letters ("Ünïcødé" → "unicode", "Straße" → "strasse").
+_TRANSLITERATE = str.maketrans(
+    {
+        "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ß": "ss", "ẞ": "SS",
+        "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH", "ł": "l", "Ł": "L",
+        "ħ": "h", "Ħ": "H", "ı": "i", "ŀ": "l", "Ŀ": "L", "ŋ": "ng", "Ŋ": "NG", "ĸ": "k",
+        "ſ": "s", "ŧ": "t", "Ŧ": "T", "ƒ": "f",
+    }
+)  # fmt: skip
 _SLUG_FALLBACK = "session"
 
 
 def slugify(title: str, max_len: int = 48) -> str:
     """A file-name-safe slug: ``[a-z0-9-]``, single dashes, no edge dashes, ≤ ``max_len``.
 
-    Accents are folded to ASCII (``Café`` → ``cafe``), everything else that is not a letter or
-    digit becomes a dash, so no path separator, ``..`` or control character survives. A long slug
-    is cut at the last dash that keeps at least half of ``max_len``, else hard. An empty result
-    falls back to ``session`` (cut to ``max_len``).
+    Accents are folded to ASCII (``Café`` → ``cafe``, ``Ünïcødé`` → ``unicode``), everything
+    else that is not a letter or digit becomes a dash, so no path separator, ``..`` or control
+    character survives. A long slug is cut at the last dash that keeps at least half of
+    ``max_len``, else hard. An empty result falls back to ``session`` (cut to ``max_len``).
     """
     if max_len < 1:
         raise ValueError(f"max_len must be at least 1, got {max_len}")
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    folded = unicodedata.normalize("NFKD", title.translate(_TRANSLITERATE))
+    ascii_title = folded.encode("ascii", "ignore").decode("ascii")
     slug = _NOT_SLUG.sub("-", ascii_title.lower()).strip("-")
     if len(slug) > max_len:
         dash = slug.rfind("-", 0, max_len + 1)
