@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
     app.command()(status)
     app.command()(backfill)
     app.command()(demo)
+    app.command()(quarantine)
 
 
 def install(
@@ -67,8 +68,21 @@ def uninstall(
 def status(
     ctx: typer.Context,
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    one_line: bool = typer.Option(
+        False,
+        "--line",
+        help="One short line for a shell prompt or Claude Code's statusLine: STALE when the "
+        "digest is behind (status.stale_items / stale_days in vault.toml) or the last fold "
+        "failed. Prints nothing outside a repository.",
+    ),
 ) -> None:
     """What is installed, the spool backlog, the last note, and warnings."""
+    if one_line:
+        from gitvault.commands.common import Ctx
+        from gitvault.memory import stats as stats_mod
+
+        state = ctx.obj if isinstance(ctx.obj, Ctx) else Ctx()
+        raise typer.Exit(stats_mod.print_line(state.repo, json_out=json_out))
     loc = location(ctx)
     st = status_mod.status(loc)
     if json_out:
@@ -129,6 +143,45 @@ def backfill(
         f"backfill: {result.written} notes written, {result.already} already noted "
         f"({result.considered} commits considered)"
     )
+    if result.set_aside:
+        err.print(
+            f"backfill: {result.set_aside} commit(s) set aside (see `gitvault quarantine`)",
+            markup=False,
+        )
+
+
+def quarantine(
+    ctx: typer.Context,
+    retry: bool = typer.Option(False, "--retry", help="Put them back in the spool and drain."),
+    drop: bool = typer.Option(False, "--drop", help="Forget them (their commits get no note)."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Commits whose note could not be written, set aside so they never block the others."""
+    from gitvault.notes import drain
+    from gitvault.notes import quarantine as quarantine_mod
+
+    loc = location(ctx)
+    state = loc.state_dir
+    if retry:
+        lines = quarantine_mod.take_all(state)
+        drain.respool(loc, lines)
+        written = drain.drain(loc, block=True)
+        left = len(quarantine_mod.entries(state))
+        out.print(f"retried {len(lines)}: {written} note(s) written, {left} still set aside")
+        return
+    if drop:
+        out.print(f"dropped {quarantine_mod.drop_all(state)} set-aside commit(s)")
+        return
+    found = quarantine_mod.entries(state)
+    if json_out:
+        emit_json("quarantine", found)
+        return
+    for record in found:
+        fields = str(record["line"]).split("\t")
+        sha = fields[1] if len(fields) > 1 else "?"
+        out.print(f"{record.get('at', '')}  {sha[:12]}  {record.get('reason', '')}", markup=False)
+    if not found:
+        out.print("nothing set aside")
 
 
 def demo(

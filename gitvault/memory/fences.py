@@ -96,3 +96,42 @@ def strip_private(text: str) -> str:
     if "<" not in text:
         return text
     return _strip_blocks(text, _PRIVATE_TAG, stray_cuts_before=False)
+
+
+# -- on the way out: text from the vault can open or close no fence of gitvault's -----------------
+
+# The prompt's data fences (<vault-items>, <vault-item …>, <current-digest>, <digest>), any case
+# and spacing, opening or closing.
+_PROMPT_TAG = re.compile(r"<(?=\s*/?\s*(?:vault-items?|current-digest|digest)\b)", re.I)
+# The agent files' sentinels (<!-- gitvault:begin --> / <!-- gitvault:end -->), any spacing.
+_SENTINEL = re.compile(r"<!--(?=\s*gitvault\s*:)", re.I)
+_HEADING = re.compile(r"^([ \t]*)(#{1,6})(?=[ \t]|$)", re.M)
+_RECALL_ANY_CASE = re.compile(r"===[ \t]*(?:END[ \t]+)?VAULT[ \t]+RECALL[ \t]*===", re.IGNORECASE)
+
+
+def neutralise(text: str, *, headings: bool = True) -> str:
+    """Text that cannot open or close the recall fence, the fold prompt's data fences or an
+    agent file's sentinel, nor start a heading (a forged digest category): the one place where
+    stored text is made inert before it is shown to a model or written to an agent file. What
+    it changes stays readable: `=== VAULT RECALL ===` becomes `== VAULT RECALL ==`, a tag's `<`
+    becomes `&lt;`, a heading's `#` is escaped as `\\#`."""
+    if "RECALL" in text.upper():
+        text = _RECALL_ANY_CASE.sub(lambda m: m.group().replace("===", "=="), text)
+    if "<" in text:
+        text = _SENTINEL.sub("&lt;!--", _PROMPT_TAG.sub("&lt;", text))
+    if headings and "#" in text:
+        text = _HEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+    return text
+
+
+def outbound(text: str, *, own_headings: frozenset[str] = frozenset()) -> str:
+    """Everything that leaves the vault (recall, fold prompt, digest, agent files) passes here:
+    secrets are redacted again (older and synced vaults may hold unredacted text), then fences
+    and headings are neutralised. Lines in own_headings (the digest's own `## Category` lines)
+    are gitvault's structure and stay as they are."""
+    from gitvault.memory.redact import redact_secrets
+
+    text = redact_secrets(text)[0]
+    if not own_headings:
+        return neutralise(text)
+    return "\n".join(neutralise(ln, headings=ln not in own_headings) for ln in text.split("\n"))

@@ -6,12 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gitvault.errors import GitvaultError
-from gitvault.notes import render
+from gitvault.notes import quarantine, render
 from gitvault.notes.commits import stream_commits
+from gitvault.notes.drain import Entry
 from gitvault.notes.index import already_written, noted_shas
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd
-from gitvault.vault.store import Vault, Write
+from gitvault.vault.store import Vault, Write, state_dir
 
 BATCH = 2000
 Progress = Callable[[int, int], None]  # (done, total)
@@ -22,6 +23,7 @@ class BackfillResult:
     considered: int = 0
     written: int = 0
     already: int = 0
+    set_aside: int = 0
 
 
 def rev_args(
@@ -80,12 +82,15 @@ def backfill(
         if info.sha in have:
             result.already += 1
             continue
-        text = render.render(info, render.NoteContext(branch=label, source="backfill"))
-        batch.append(
-            Write(
-                {render.note_path(info): text.encode()}, f"note {info.sha[:7]} {info.subject[:72]}"
+        try:  # validated exactly as the drainer validates; a bad commit is set aside
+            batch.append(
+                render.note_write(info, render.NoteContext(branch=label, source="backfill"))
             )
-        )
+        except Exception as exc:  # noqa: BLE001 - one bad commit never stops a backfill
+            line = Entry("commit", info.sha, label, None, None).line()
+            quarantine.set_aside(state_dir(loc), line, f"{type(exc).__name__}: {exc}")
+            result.set_aside += 1
+            continue
         if len(batch) >= BATCH:
             flush()
     if batch:

@@ -22,11 +22,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitvault.notes import render
+from gitvault.notes import quarantine, render
 from gitvault.notes.commits import read_commits
 from gitvault.notes.index import already_written
 from gitvault.resolve import Location
-from gitvault.vault import gitcmd
+from gitvault.vault import gitcmd, layout
 from gitvault.vault.locking import atomic_write, file_lock, log_failure
 from gitvault.vault.store import Vault, Write, state_dir
 
@@ -37,6 +37,7 @@ PID_FILE = "drain.pid"
 LOCK_FILE = "drain.lock"
 PENDING_GRACE_SECONDS = 30.0
 BATCH = 256
+CATCH_UP_MAX = 500
 
 
 @dataclass
@@ -176,17 +177,41 @@ class Drainer:
                 amended = gitcmd.amended_from(e.git_dir, sha)
                 if amended:
                     replaces.append(amended)
-            text = render.render(info, render.NoteContext(e.branch, e.worktree, tuple(replaces)))
-            _validate_note(text)
-            subject = info.subject[:72]
-            writes.append(
-                Write({render.note_path(info): text.encode()}, f"note {sha[:7]} {subject}")
-            )
+            note_ctx = render.NoteContext(e.branch, e.worktree, tuple(replaces))
+            try:
+                writes.append(render.note_write(info, note_ctx))
+            except Exception as exc:  # noqa: BLE001 - one bad commit never blocks the others
+                quarantine.set_aside(self.state, e.line(), f"{type(exc).__name__}: {exc}")
         for start in range(0, len(writes), BATCH):
             chunk = writes[start : start + BATCH]
             made = self.vault.commit_many(chunk, skip_if=already_written(self.vault))
             self.written += len(made)
+        worktrees = {ctx[s].git_dir: ctx[s] for s in rewritten if ctx[s].git_dir}
+        for git_dir, entry in worktrees.items():
+            assert git_dir is not None
+            self.catch_up(git_dir, entry)
         return keep
+
+    def catch_up(self, git_dir: str, like: Entry) -> None:
+        """Note the commits on a worktree's HEAD that have none, newest back to the first noted
+        one (bounded). A rebase's picks run no post-commit work (the shim leaves at once, for
+        speed), and post-rewrite names only rewritten commits: commits that `exec` lines made
+        during the rebase are found here."""
+        try:
+            head = gitcmd.head_ref(git_dir)
+        except OSError:
+            return
+        target = self.vault.git.ref_target(head[5:]) if head.startswith("ref: ") else head
+        if not target:
+            return
+        missing: list[str] = []
+        for sha, when in gitcmd.first_parent_chain(self.loc.common_dir, target, CATCH_UP_MAX):
+            if self.vault.exists(layout.note_path(sha, when)):
+                break
+            missing.append(sha)
+        if missing:
+            entries = [Entry("commit", sha, like.branch, like.worktree, git_dir) for sha in missing]
+            self.process(list(reversed(entries)))
 
     def _on_head(self, sha: str, git_dir: str | None) -> bool:
         """Whether sha is the HEAD of the worktree it was made in, or an ancestor of it."""
@@ -243,8 +268,15 @@ class Drainer:
             data = data[: data.rfind(b"\n") + 1]
         offsets[path] = start + len(data)
         entries: list[Entry] = []
-        for line in data.decode("utf-8", "replace").splitlines():
+        # Only "\n" ends a spool line: names may hold any other line separator (U+2028 …).
+        for line in data.decode("utf-8", "replace").split("\n"):
             entry = parse_line(line)
+            if entry is not None and not entry.git_dir and entry.worktree:
+                # The shim leaves the git dir out when its path cannot be a spool field
+                # (a tab or newline in it): the worktree's name says where it is.
+                common = self.loc.common_dir
+                wt = entry.worktree
+                entry.git_dir = str(common if wt == "main" else common / "worktrees" / wt)
             if entry is None:
                 if line.strip():
                     log_failure(self.state, f"drain: ignored malformed spool line {line[:80]!r}")
@@ -253,11 +285,17 @@ class Drainer:
         return entries
 
 
-def _validate_note(text: str) -> None:
-    from gitvault.vault import frontmatter, schemas
+def vault_locked(loc: Location) -> bool:
+    """Whether a lock file sits on the vault branch right now (plain files, no pygit2)."""
+    branch = gitcmd.vault_branch(loc.workdir or loc.common_dir)
+    return (loc.common_dir / f"{layout.branch_ref(branch)}.lock").exists()
 
-    meta, _ = frontmatter.parse(text)
-    schemas.validate("note.schema.json", meta, "note front matter")
+
+def respool(loc: Location, lines: list[str]) -> None:
+    """Append spool lines (a retry of set-aside entries)."""
+    if lines:
+        with open(state_dir(loc) / SPOOL, "a", encoding="utf-8") as fh:
+            fh.write("".join(line.rstrip("\n") + "\n" for line in lines))
 
 
 def drain(loc: Location, *, block: bool = False, timeout: float = 60.0) -> int:

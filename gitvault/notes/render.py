@@ -1,12 +1,22 @@
-"""One small note per project commit: metadata, message and file stats — never diff content."""
+"""One small note per project commit: metadata, message and file stats — never diff content.
+
+Commit metadata is untrusted: any bytes in an author, a message, a file or branch name. Single-line
+fields lose every line break and control or format character; secrets are redacted from every
+field before the note is rendered; the front matter is written so that what is written is what
+is read (gitvault.vault.frontmatter), and every note is validated against the schema before it
+is written (`note_write`), by the drainer and by backfill alike.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from gitvault.errors import GitvaultError
+from gitvault.memory.redact import redact_secrets
 from gitvault.notes.commits import CommitInfo, FileStat
-from gitvault.vault import frontmatter, layout
+from gitvault.vault import frontmatter, layout, schemas
+from gitvault.vault.store import Write
 
 NOTE_MAX_BYTES = 2048
 SUBJECT_MAX = 200  # characters of the subject line …
@@ -17,8 +27,12 @@ META_LIST_MAX = 8  # parents / replaces listed in the front matter
 _MARK = " […]"
 PATH_MAX = 160
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_PATH_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Line breaks any reader might honour, and every other control or format character.
+_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_CONTROL = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
 
 
 @dataclass(frozen=True)
@@ -33,20 +47,37 @@ def note_path(info: CommitInfo) -> str:
     return layout.note_path(info.sha, info.commit_time)
 
 
+class NoteInvalid(GitvaultError):
+    """A commit whose note would not match the schema: set aside, never written."""
+
+
+class _Redactor:
+    """Redacts secrets from each field and counts what it replaced."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        out, found = redact_secrets(text)
+        self.count += sum(r.count for r in found)
+        return out
+
+
 def _clean(text: str) -> str:
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+    """Multi-line text: every line break becomes `\n`, other controls go."""
+    return _CONTROL.sub("", _BREAKS.sub("\n", text))
 
 
-def _cut(text: str, limit: int, what: str) -> str:
-    if len(text) <= limit:
-        return text
-    more = len(text) - limit
-    return text[:limit].rstrip() + f"\n[… {what} cut: {more} more characters]"
+def _one_line(text: str) -> str:
+    """A single-line field: line breaks become spaces, tabs and other controls go."""
+    return _CONTROL.sub("", _BREAKS.sub(" ", text).replace("\n", " ").replace("\t", " "))
 
 
-def _fmt_stat(f: FileStat) -> str:
+def _fmt_stat(f: FileStat, redact: _Redactor) -> str:
     # A file name may hold newlines or escape sequences: shown as '?', never as note structure.
-    path = _PATH_CONTROL.sub("?", f.path)
+    path = redact(_CONTROL.sub("?", _BREAKS.sub("?", f.path).replace("\n", "?").replace("\t", "?")))
     path = path if len(path) <= PATH_MAX else "…" + path[-PATH_MAX:]
     if f.added is None or f.deleted is None:
         return f"- {path} (binary)"
@@ -68,13 +99,21 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
     # Every front-matter field is bounded, so the fixed part of a note always fits in 2 KB
     # (a squash of many commits, an octopus merge, a long branch name or a long Unicode
     # author would otherwise push it over); what is left out is counted in the body.
-    author = _cap_bytes(_clean(f"{info.author_name} <{info.author_email}>"), AUTHOR_MAX_BYTES)
+    redact = _Redactor()
+    author = _cap_bytes(
+        redact(_one_line(f"{info.author_name} <{info.author_email}>")), AUTHOR_MAX_BYTES
+    )
+    branch = _cap_bytes(redact(_one_line(ctx.branch)), NAME_MAX_BYTES) if ctx.branch else None
+    worktree = _cap_bytes(redact(_one_line(ctx.worktree)), NAME_MAX_BYTES) if ctx.worktree else None
+    subject = redact(_one_line(info.subject)).strip()
+    body = redact(_clean(info.body)).strip()
+    file_lines = [_fmt_stat(f, redact) for f in info.files]
     meta = {
         "kind": "note",
         "sha": info.sha,
         "parents": list(info.parents[:META_LIST_MAX]),
-        "branch": _cap_bytes(_clean(ctx.branch), NAME_MAX_BYTES) if ctx.branch else None,
-        "worktree": _cap_bytes(_clean(ctx.worktree), NAME_MAX_BYTES) if ctx.worktree else None,
+        "branch": branch or None,
+        "worktree": worktree or None,
         "author": author,
         "authored": info.authored,
         "committed": info.committed,
@@ -83,9 +122,9 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
         "files_changed": len(info.files),
         "insertions": insertions,
         "deletions": deletions,
+        "redactions": redact.count or None,
     }
     head = frontmatter.render(meta, "")
-    subject = _clean(info.subject)
     if len(subject) > SUBJECT_MAX:
         subject = subject[:SUBJECT_MAX].rstrip() + _MARK
     subject = _cap_bytes(subject, SUBJECT_MAX_BYTES)
@@ -96,8 +135,6 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
         title += (
             f"\n[… replaces {len(ctx.replaces)} commits; the first {META_LIST_MAX} are listed]\n"
         )
-    body = _clean(info.body).strip()
-    file_lines = [_fmt_stat(f) for f in info.files]
     files_header = f"\n## Files ({len(info.files)} changed, +{insertions} -{deletions})\n"
 
     def assemble(body_text: str, shown: int) -> str:
@@ -133,3 +170,16 @@ def _fit(text: str, max_bytes: int, what: str) -> str:
     if not cut:
         return f"[… {what} cut: {len(text)} characters]"
     return cut.rstrip() + f"\n[… {what} cut: {len(text) - len(cut)} more characters]"
+
+
+def note_write(info: CommitInfo, ctx: NoteContext) -> Write:
+    """The vault write for a commit's note, rendered and validated: the one path by which the
+    drainer and backfill produce notes. Raises NoteInvalid when the note fails the schema."""
+    text = render(info, ctx)
+    meta, _ = frontmatter.parse(text)
+    problems = schemas.errors("note.schema.json", meta)
+    if problems or meta.get("sha") != info.sha:
+        detail = problems[0] if problems else "the note reads back a different sha"
+        raise NoteInvalid(f"the note for {info.sha[:12]} does not match the schema: {detail}")
+    subject = redact_secrets(_one_line(info.subject))[0][:72]
+    return Write({note_path(info): text.encode()}, f"note {info.sha[:7]} {subject}")

@@ -5,7 +5,6 @@ publishes the last commit by compare-and-swap, like any other vault write.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,6 +50,17 @@ class ImportCommit:
         return out + b"\n"
 
 
+IMPORT_REF = "refs/gitvault/import"
+
+
+def _remove_pid_refs(cwd: Path) -> None:
+    proc = run_git(
+        ["for-each-ref", "--format=%(refname)", "refs/gitvault/import-*"], cwd, check=False
+    )
+    for name in proc.stdout.decode("utf-8", "replace").split():
+        run_git(["update-ref", "-d", name], cwd, check=False)
+
+
 def chain(
     cwd: Path,
     parent: str,
@@ -58,7 +68,11 @@ def chain(
     when: int,
 ) -> list[str]:
     """Write (changes, message) commits as a chain on top of parent; their ids in order."""
-    ref = f"refs/gitvault/import-{os.getpid()}"
+    # One scratch ref for every importer: fast-import needs a ref to build on, nothing reads it
+    # (the marks file names the commits), and a killed run leaves at most this one behind, for
+    # the next run to reuse and delete. (gitvault 0.1 used one per pid: those go too.)
+    ref = IMPORT_REF
+    _remove_pid_refs(cwd)
     stream = b"".join(
         ImportCommit(
             ref=ref,

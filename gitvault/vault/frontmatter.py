@@ -2,15 +2,60 @@
 
 JSON is a subset of YAML, so every file reads as ordinary YAML front matter in any tool,
 while gitvault parses it with the standard library and renders it deterministically.
+
+What is written is what is read, whatever the values hold: every character that any reader
+could take for a line break or that is not printable (C0/C1 controls, U+2028/U+2029, format
+characters) is written as a JSON `\\uXXXX` escape, so a value is always one line; keys are plain
+identifiers; parsing splits on `\\n` only. A surrogate code point (which no UTF-8 file can hold)
+becomes U+FFFD first: `normalise` says what a value reads back as.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 FENCE = "---"
+_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
+# Characters a value may never carry raw: controls (C0, DEL, C1), line/paragraph separators,
+# surrogates, BOM/format characters and the other Unicode line breaks.
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+    "\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
+
+
+class FrontMatterError(ValueError):
+    pass
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def normalise(value: Any) -> Any:
+    """The value as it reads back: surrogate code points replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    if isinstance(value, dict):
+        return {normalise(k): normalise(v) for k, v in value.items()}
+    return value
+
+
+def dump_value(value: Any) -> str:
+    """One line of JSON for a value; raises FrontMatterError for what JSON cannot hold."""
+    try:
+        text = json.dumps(normalise(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise FrontMatterError(f"front matter value cannot be written: {exc}") from exc
+    return _UNSAFE.sub(_escape, text)
 
 
 def render(meta: Mapping[str, Any], body: str) -> str:
@@ -18,27 +63,37 @@ def render(meta: Mapping[str, Any], body: str) -> str:
     for key, value in meta.items():
         if value is None:
             continue
-        lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+        if not _KEY.fullmatch(key):
+            raise FrontMatterError(f"invalid front matter key {key!r}")
+        lines.append(f"{key}: {dump_value(value)}")
     lines.append(FENCE)
     return "\n".join(lines) + "\n" + body
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a front matter value")
+
+
 def parse(text: str) -> tuple[dict[str, Any], str]:
-    """(meta, body). Text without front matter gives ({}, text)."""
+    """(meta, body). Text without front matter gives ({}, text). Only `\\n` ends a line; a key
+    that appears twice is ignored after its first occurrence (a forged repeat cannot win)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
     if not text.startswith(FENCE + "\n") and not text.startswith(FENCE + "\r\n"):
         return {}, text
-    lines = text.splitlines(keepends=True)
+    lines = text.split("\n")
     meta: dict[str, Any] = {}
     for index in range(1, len(lines)):
-        line = lines[index].rstrip("\r\n")
+        line = lines[index].rstrip("\r")
         if line == FENCE:
-            return meta, "".join(lines[index + 1 :])
+            return meta, "\n".join(lines[index + 1 :])
         key, sep, raw = line.partition(":")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key or key in meta:
             continue
         raw = raw.strip()
         try:
-            meta[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            meta[key.strip()] = raw.strip("'\"")
+            meta[key] = json.loads(raw, parse_constant=_no_constant)
+        except ValueError:
+            meta[key] = raw.strip("'\"")
     return {}, text  # unterminated: treat as body

@@ -140,6 +140,19 @@ def recent_commits(cwd: Path, since: float) -> dict[str, CommitLine]:
     return out
 
 
+def first_parent_chain(cwd: Path, rev: str, limit: int) -> list[tuple[str, int]]:
+    """(sha, committer time) of rev and its first parents, newest first, at most limit."""
+    proc = run_git(
+        ["log", "--first-parent", f"-n{limit}", "--format=%H %ct", rev, "--"], cwd, check=False
+    )
+    out = []
+    for line in proc.stdout.decode("ascii", "replace").split("\n"):
+        sha, _, when = line.partition(" ")
+        if len(sha) == 40 and when.isdigit():
+            out.append((sha, int(when)))
+    return out
+
+
 def approxidate(value: str) -> int | None:
     """Unix time for a date in git's approxidate syntax ('2 weeks ago'), strictly: None when git
     cannot read it. `config --type=expiry-date` works outside a repository (unlike

@@ -16,9 +16,11 @@ from pathlib import Path
 from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.resolve import Location
 from gitvault.vault import fastimport, layout
+from gitvault.vault.locking import log_failure
 from gitvault.vault.objects import Repo, VaultCommit
 
 CAS_ATTEMPTS = 64
+STALE_LOCK_SECONDS = 5.0
 PACK_THRESHOLD = 8
 
 Changes = Mapping[str, bytes | None]
@@ -181,11 +183,59 @@ class Vault:
                 return []
             if self.git.cas_ref(self.ref, made[-1], old, _reflog(todo)):
                 return made
+            if self.clear_stale_lock():
+                continue
             time.sleep(min(0.2, 0.002 * (2 ** min(attempt, 6))) * random.random())
+        lock = self.ref_lock()
+        if lock.exists():
+            raise Busy(
+                f"{self.ref} is locked by {lock} (a git or gitvault process was killed while "
+                "updating it, or one is still running)",
+                hint=f"if no git or gitvault process is running, remove it: rm {lock}",
+            )
         raise Busy(
             f"{self.ref} kept moving: gave up after {CAS_ATTEMPTS} attempts",
             hint="another gitvault process is writing; try again",
         )
+
+    def ref_lock(self) -> Path:
+        """The lock file git and libgit2 create while they move the vault branch."""
+        return self.loc.common_dir / f"{self.ref}.lock"
+
+    def stale_lock_age(self) -> float | None:
+        """Seconds since a lock on the vault branch was taken, when one is left (else None).
+        Moving a ref holds its lock for microseconds: an old one was left by a killed writer."""
+        try:
+            return max(0.0, time.time() - self.ref_lock().stat().st_mtime)
+        except OSError:
+            return None
+
+    def clear_stale_lock(self) -> bool:
+        """Remove a lock on the vault branch older than STALE_LOCK_SECONDS; whether it did."""
+        age = self.stale_lock_age()
+        if age is None or age < STALE_LOCK_SECONDS:
+            return False
+        try:
+            self.ref_lock().unlink()
+        except OSError:
+            return False
+        log_failure(
+            self.loc.state_dir,
+            f"removed {self.ref_lock()} left {age:.0f}s ago by a killed writer",
+        )
+        return True
+
+    def replace_history(self, new_tip: str, old_tip: str, backup_ref: str, message: str) -> bool:
+        """The one exception to append-only (`gitvault redact`): keep old_tip under backup_ref,
+        then move the branch from old_tip to new_tip, a history that does not contain it.
+        False (nothing moved but the backup) when another writer moved the branch first: the
+        caller rewrites again from the new tip."""
+        if not self.git.cas_ref(backup_ref, old_tip, None, f"gitvault: backup before {message}"):
+            raise Busy(f"{backup_ref} already exists", hint="try again in a second")
+        if self.git.cas_ref(self.ref, new_tip, old_tip, f"gitvault: {message}"):
+            return True
+        self.git.delete_ref(backup_ref)
+        return False
 
     def create(self, files: Changes, message: str) -> str:
         """Create the orphan branch. Refuses when it already exists."""

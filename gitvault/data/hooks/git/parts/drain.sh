@@ -1,5 +1,6 @@
 # Make sure one drainer runs: in the foreground with GITVAULT_SYNC=1 or `git config
-# gitvault.sync true` (scripts, tests), otherwise detached in the background.
+# gitvault.sync true` (scripts, tests), otherwise detached, in a session of its own from the
+# first instruction (a tool that kills git's process group afterwards does not kill it).
 hook="$state/@LAUNCHER@"
 if [ ! -x "$hook" ]; then
   echo "$(date +%Y-%m-%dT%H:%M:%S) hook: $hook is missing; run gitvault install again" >> "$state/log"; exit 0
@@ -7,13 +8,24 @@ fi
 sync=${GITVAULT_SYNC:-}
 [ -z "$sync" ] && sync=$(git config --get --type=bool gitvault.sync 2>/dev/null)
 if [ -n "$sync" ] && [ "$sync" != 0 ] && [ "$sync" != false ]; then
-  "$hook" git drain "$2" --wait >/dev/null 2>&1
-else
-  pid=; [ -f "$state/drain.pid" ] && read -r pid < "$state/drain.pid" 2>/dev/null
-  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
-    "$hook" git drain "$2" --detach </dev/null >/dev/null 2>&1 &
-    # Claim the slot at once, so commits made while Python starts do not start more drainers.
-    echo $! > "$state/drain.pid" 2>/dev/null
-  fi
+  "$hook" git drain "$cd" --wait >/dev/null 2>&1
+  exit 0
 fi
+# A drainer still running takes this line too (it re-reads the spool before it exits). Its pid
+# is only a hint: it counts when /proc shows that pid is a gitvault drainer, so a reused pid
+# never suppresses one; the drainers themselves serialise on a lock the OS releases on death.
+pid=; [ -f "$state/drain.pid" ] && read -r pid < "$state/drain.pid" 2>/dev/null
+if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
+  cmd=; read -r cmd < "/proc/$pid/cmdline" 2>/dev/null
+  case $cmd in *gitvault*drain*) exit 0 ;; esac
+elif [ -n "$pid" ] && [ ! -d /proc/self ] && kill -0 "$pid" 2>/dev/null; then
+  exit 0
+fi
+if command -v setsid >/dev/null 2>&1; then
+  setsid "$hook" git drain "$cd" --detach </dev/null >/dev/null 2>&1 &
+else
+  "$hook" git drain "$cd" --detach </dev/null >/dev/null 2>&1 &
+fi
+# Claim the slot at once, so commits made while Python starts do not start more drainers.
+echo $! > "$state/drain.pid" 2>/dev/null
 exit 0

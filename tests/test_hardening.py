@@ -1,0 +1,192 @@
+"""Hostile commit metadata and unlucky crashes (issue 8): what is written is what is read, one
+bad commit never blocks the others, and no input changes a note's structure."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from helpers import Repo, validate_note
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitvault.notes import quarantine
+from gitvault.notes.commits import CommitInfo, FileStat
+from gitvault.notes.render import NoteContext, note_write, render
+from gitvault.vault import frontmatter, schemas
+
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# Any Unicode (lone surrogates included), weighted towards line breaks and key-like text.
+HOSTILE = st.lists(
+    st.one_of(
+        st.characters(exclude_characters="\x00"),
+        st.sampled_from(
+            [*LINE_BREAKS, "\ud800", "\udfff", "\ufeff", "\u202e", ": evil", "---", "sha: "]
+        ),
+    ),
+    max_size=40,
+).map("".join)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | HOSTILE,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True), JSON_VALUES))
+def test_front_matter_reads_back_exactly_what_was_written(meta: dict[str, object]) -> None:
+    meta = {k: v for k, v in meta.items() if v is not None}
+    text = frontmatter.render(meta, "body\n")
+    # Every value is one line: no reader can see a key the writer did not write.
+    head = text.split("\n---\n", 1)[0]
+    for ch in LINE_BREAKS[1:]:
+        assert ch not in head
+    text.encode("utf-8")  # always a valid UTF-8 file
+    parsed, body = frontmatter.parse(text)
+    assert parsed == frontmatter.normalise(meta) and body == "body\n"
+
+
+def _info(**fields: object) -> CommitInfo:
+    base: dict[str, object] = {
+        "sha": "a" * 40,
+        "parents": ("b" * 40,),
+        "author_name": "Dev",
+        "author_email": "dev@example.com",
+        "authored": "2026-11-30T10:00:00+00:00",
+        "committed": "2026-11-30T10:00:00+00:00",
+        "commit_time": 1796076000,
+        "message": "subject\n\nbody",
+        "files": (FileStat("a.txt", 1, 0),),
+    }
+    base.update(fields)
+    return CommitInfo(**base)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(author=HOSTILE, email=HOSTILE, message=HOSTILE, path=HOSTILE, branch=HOSTILE)
+def test_no_commit_metadata_changes_a_notes_structure(
+    author: str, email: str, message: str, path: str, branch: str
+) -> None:
+    info = _info(
+        author_name=author,
+        author_email=email,
+        message=message,
+        files=(FileStat(path or "x", 1, 1),),
+    )
+    text = render(info, NoteContext(branch=branch or None, worktree=branch or None))
+    meta, body = frontmatter.parse(text)
+    assert meta["sha"] == info.sha and meta["kind"] == "note"
+    assert not schemas.errors("note.schema.json", meta), meta
+    assert set(meta) <= {
+        "kind", "sha", "parents", "branch", "worktree", "author", "authored", "committed",
+        "replaces", "source", "files_changed", "insertions", "deletions", "redactions",
+    }  # fmt: skip
+    assert len(text.encode()) <= 2048
+    assert body.startswith("# ")
+    note_write(info, NoteContext())  # validates, raises on any problem
+
+
+def test_the_u2028_author_of_the_issue_cannot_forge_a_key(repo: Repo) -> None:
+    evil = "Mallory\u2028evil: 1\u2028sha: " + "f" * 40
+    sha = repo.commit("poisoned", env={"GIT_AUTHOR_NAME": evil})
+    after = repo.commit("the next commit still gets its note")
+    meta = repo.note_meta(sha)
+    assert meta["sha"] == sha and "evil" not in meta
+    assert repo.note_meta(after)["sha"] == after
+    validate_note(repo.note(sha) or "")
+
+
+def test_one_bad_entry_is_set_aside_and_never_blocks_the_rest(
+    repo_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitvault.notes import drain as drain_mod
+    from gitvault.notes import render as render_mod
+    from gitvault.resolve import resolve
+
+    repo: Repo = repo_factory(sync=False)
+    shas = [repo.commit(f"c{i}", hooks=False) for i in range(5)]
+    poisoned = shas[2]
+    real = render_mod.note_write
+
+    def flaky(info: CommitInfo, ctx: NoteContext):  # type: ignore[no-untyped-def]
+        if info.sha == poisoned:
+            raise render_mod.NoteInvalid("simulated: does not match the schema")
+        return real(info, ctx)
+
+    monkeypatch.setattr(render_mod, "note_write", flaky)
+    line = "commit\t{}\tref: refs/heads/main\tmain\t{}\n"
+    (repo.state_dir / "spool").write_text("".join(line.format(s, repo.git_dir) for s in shas))
+    loc = resolve(repo.path)
+    assert drain_mod.drain(loc, block=True) == 4
+    assert set(repo.note_paths()) >= set(shas) - {poisoned}
+    assert poisoned not in repo.note_paths()
+    assert not (repo.state_dir / "spool").exists() or not (repo.state_dir / "spool").read_text()
+    assert not list((repo.state_dir / "spool.work").iterdir()), "nothing is retried forever"
+    (record,) = quarantine.entries(repo.state_dir)
+    assert poisoned in record["line"] and "simulated" in record["reason"]
+    status = repo.gv("status", "--json").json("status")
+    assert any("set aside" in w for w in status["warnings"]), status
+    listed = repo.gv("quarantine")
+    assert poisoned[:12] in listed.out
+
+    monkeypatch.setattr(render_mod, "note_write", real)  # the fix: an upgrade, say
+    retried = repo.gv("quarantine", "--retry")
+    assert retried.code == 0 and "1 note(s) written, 0 still set aside" in retried.out
+    assert poisoned in repo.note_paths()
+
+
+def test_backfill_validates_like_the_drainer_and_sets_aside(
+    repo_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitvault.notes import render as render_mod
+
+    repo: Repo = repo_factory(sync=False)
+    shas = [repo.commit(f"old {i}", hooks=False) for i in range(4)]
+    real = render_mod.note_write
+
+    def flaky(info: CommitInfo, ctx: NoteContext):  # type: ignore[no-untyped-def]
+        if info.sha == shas[1]:
+            raise render_mod.NoteInvalid("simulated")
+        return real(info, ctx)
+
+    monkeypatch.setattr(render_mod, "note_write", flaky)
+    result = repo.gv("backfill")
+    assert result.code == 0 and "set aside" in result.err
+    noted = repo.note_paths()
+    assert shas[1] not in noted and {shas[0], shas[2], shas[3]} <= set(noted)
+    for sha in noted:
+        validate_note(repo.note(sha) or "")
+
+
+def test_a_branch_name_with_line_separators_is_noted(repo: Repo) -> None:
+    branch = "feature/\u2028evil\u2029x\x85y"
+    repo.git("checkout", "-q", "-b", branch)
+    sha = repo.commit("on a strange branch")
+    meta = repo.note_meta(sha)
+    assert meta["sha"] == sha and "\u2028" not in meta["branch"] and "evil" in meta["branch"]
+
+
+def test_secrets_in_commit_messages_never_reach_the_vault(repo: Repo) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    sha = repo.commit(f"deploy with token {token}\n\nexport API_KEY=sk-live-{token[4:]}")
+    vault = repo.git("log", "-p", "vault")
+    assert token not in vault and token[4:] not in vault
+    assert "[REDACTED:" in (repo.note(sha) or "")
+    assert repo.note_meta(sha)["redactions"] >= 1
+
+
+def test_repository_path_with_a_newline_still_records(repo_factory) -> None:
+    repo: Repo = repo_factory("odd\nname\tdir")
+    sha = repo.commit("noted despite the path")
+    assert sha in repo.note_paths()
+    out = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "vault"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert any(sha in line for line in out.stdout.splitlines())
+    assert json.loads(repo.gv("status", "--json").out)["data"]["backlog"] == 0
