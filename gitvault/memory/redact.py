@@ -1,72 +1,185 @@
 """Secret redaction: every secret is replaced by ``[REDACTED:<kind>]`` before text is written
-to the vault.
+to the vault (and again on text that leaves it).
 
-Secret kinds (applied in this order; the first that matches names the redaction):
+Only the secret value is replaced: a variable name, URL scheme, user name, header name or
+command around it is kept. The rules are hand-written regular expressions, chosen by
+measurement over the maintained detectors on PyPI (bench/secrets/, BENCHMARKS.md "Secret
+redaction"): they catch what those detectors catch without their entropy heuristics, whose
+false positives (commit SHAs, lockfile hashes) make them unusable on commit text.
 
-==========================  ==================================================================
-kind                        what is redacted
-==========================  ==================================================================
-``pem_private_key``         a whole ``-----BEGIN … PRIVATE KEY-----`` … ``-----END … PRIVATE
-                            KEY-----`` block (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK),
-                            multi-line; a BEGIN line without its END redacts to the end of text
-``aws_access_key_id``       ``AKIA`` / ``ASIA`` + 16 upper-case letters or digits
-``github_token``            ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` + 30 or more
-                            alphanumerics, ``github_pat_`` + 30 or more word characters
-``anthropic_api_key``       ``sk-ant-`` + 20 or more of ``[A-Za-z0-9_-]``
-``openai_api_key``          ``sk-`` (incl. ``sk-proj-``, ``sk-svcacct-``) + 20 or more of
-                            ``[A-Za-z0-9_-]`` containing at least one digit
-``slack_token``             ``xoxa-`` ``xoxb-`` ``xoxp-`` ``xoxr-`` ``xoxs-`` + 10 or more
-``google_api_key``          ``AIza`` + exactly 35 of ``[A-Za-z0-9_-]``
-``stripe_live_key``         ``sk_live_`` / ``rk_live_`` + 16 or more alphanumerics
-``jwt``                     ``eyJ…`` ``.`` ``ey…`` ``.`` signature (base64url segments)
-``aws_secret_access_key``   a 40-character key assigned to ``aws_secret_access_key`` (also
-                            ``AWS_SECRET_ACCESS_KEY``, ``aws-secret-access-key``,
-                            ``SecretAccessKey``) with ``=`` or ``:``; only the value is redacted
-``url_password``            the password in ``scheme://user:password@host``; scheme, user and
-                            host are kept (``redis://:password@host`` too)
-``bearer_token``            ``Authorization: Bearer <token>`` (token of 8 or more characters);
-                            ``Authorization:`` and ``Bearer`` are kept
-``basic_auth``              ``Authorization: Basic <base64>``; the header name is kept
-``secret_assignment``       ``NAME=value``, ``export NAME="value"``, ``"NAME": "value"`` (JSON),
-                            and ``NAME: value`` at the start of a line (YAML, headers, lists),
-                            where NAME contains SECRET, TOKEN, PASSWORD, PASSWD, API_KEY, APIKEY,
-                            PRIVATE_KEY, ACCESS_KEY or CLIENT_SECRET (case-insensitive); the name
-                            is kept and only the value (inside its quotes, if quoted) is redacted
-==========================  ==================================================================
+Rules run in the order of the table; where two rules find overlapping values the union is
+replaced by one marker named after the earlier rule. Provider formats (the first group) are
+always redacted, documentation examples included. Context rules (the second group) check the
+value first (see "Values" below).
 
-A 40-hex git SHA matches none of these unless it is the value assigned to a secret name.
+Provider formats, recognised by their documented prefix or shape:
 
-``secret_assignment`` name rules. A keyword may be glued to a prefix (``GITHUBTOKEN``,
-``authToken``, ``clientSecret``) but must not run on into a longer word: ``tokenizer``,
-``MAX_TOKENS``, ``passwords``, ``secretary`` are not secret names (``SECRETKEY`` is). Names that
-describe a secret rather than hold one are skipped: a last part of count, budget, limit, length,
-len, size, type, kind, url, uri, endpoint, file, path, dir, name, id, arn, ttl, timeout, expiry,
-expires, expiration, env, var, header, prefix, policy, format, version (``SECRET_NAME``,
-``TOKEN_URL``, ``PASSWORD_FILE``, ``token_budget``), or a first part of max, min or num.
+===============================  ==============================================================
+kind                             what is redacted
+===============================  ==============================================================
+``pem_private_key``              a whole ``-----BEGIN … PRIVATE KEY-----`` … ``-----END …
+                                 PRIVATE KEY-----`` block (RSA, EC, DSA, OPENSSH, ENCRYPTED,
+                                 PGP … BLOCK), multi-line; without its END line: to the end of
+                                 the text
+``aws_access_key_id``            ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` ``AGPA`` ``AIDA`` ``AROA``
+                                 ``AIPA`` ``ANPA`` ``ANVA`` ``APKA`` + 16 of ``[A-Z0-9]``
+``aws_session_token``            ``FwoGZXIvYXdzE…`` / ``IQoJb3JpZ2luX2Vj…`` session tokens
+``github_token``                 ``ghp_`` ``gho_`` ``ghu_`` ``ghs_`` ``ghr_`` + 30 or more
+                                 alphanumerics; ``github_pat_`` + 60 or more
+``gitlab_token``                 ``glpat-`` ``glptt-`` ``glrt-`` ``gldt-`` ``glcbt-`` ``gloas-``
+                                 ``glsoat-`` ``glft-`` ``glimt-`` ``glagent-`` ``glffct-``
+                                 ``glrtr-`` tokens, ``GR1348941`` runner registration tokens
+``anthropic_api_key``            ``sk-ant-`` + 20 or more
+``openai_api_key``               ``sk-`` (``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``, OpenRouter
+                                 ``sk-or-v1-``) + 20 or more of ``[A-Za-z0-9_-]`` with a digit
+``huggingface_token``            ``hf_`` / ``api_org_`` + 30 or more letters
+``groq_api_key``                 ``gsk_`` + 48 or more
+``replicate_api_token``          ``r8_`` + 37
+``npm_token``                    ``npm_`` + 36
+``pypi_token``                   ``pypi-AgE…`` upload tokens
+``rubygems_api_key``             ``rubygems_`` + 48 hex
+``docker_pat``                   ``dckr_pat_`` / ``dckr_oat_`` Docker Hub tokens
+``slack_token``                  ``xoxa-`` ``xoxb-`` ``xoxp-`` ``xoxo-`` ``xoxs-`` ``xoxr-``
+                                 ``xoxe-`` tokens, ``xapp-`` app-level tokens
+``slack_webhook``                the path of ``hooks.slack.com/services|workflows|triggers/…``
+``discord_webhook``              the id and token of ``discord.com/api/webhooks/…``
+``teams_webhook``                the path of ``….webhook.office.com/webhookb2/…``
+``discord_bot_token``            ``M…`` / ``N…`` / ``O…`` three-part bot tokens
+``telegram_bot_token``           ``<8-10 digits>:AA…`` bot tokens
+``sendgrid_api_key``             ``SG.<22>.<43>``
+``mailgun_api_key``              ``key-`` + 32 hex; ``<32 hex>-<8 hex>-<8 hex>``
+``mailchimp_api_key``            32 hex + ``-us<n>``
+``brevo_api_key``                ``xkeysib-`` + 64 hex + ``-`` + 16
+``twilio_api_key``               ``SK`` + 32 hex
+``stripe_key``                   ``sk_live_`` ``rk_live_`` ``sk_test_`` ``rk_test_`` + 20 or more
+                                 alphanumerics; ``whsec_`` webhook signing secrets
+``square_token``                 ``sq0atp-`` / ``sq0csp-`` / ``EAAA…`` access tokens
+``shopify_token``                ``shpat_`` ``shpss_`` ``shpca_`` ``shppa_`` + 32 hex
+``digitalocean_token``           ``dop_v1_`` ``doo_v1_`` ``dor_v1_`` + 64 hex
+``google_api_key``               ``AIza`` + exactly 35 of ``[A-Za-z0-9_-]``
+``google_oauth_client_secret``   ``GOCSPX-`` + 28
+``google_oauth_token``           ``ya29.`` access tokens, ``1//0…`` refresh tokens
+``firebase_fcm_key``             ``AAAA…:APA91b…`` server keys
+``azure_ad_client_secret``       ``xxx8Q~…`` Entra ID client secrets
+``heroku_api_key``               ``HRKU-`` + 20 or more
+``atlassian_api_token``          ``ATATT3`` + 50 or more
+``bitbucket_app_password``       ``ATBB`` + 32 or more
+``linear_api_key``               ``lin_api_`` / ``lin_oauth_`` + 40
+``notion_token``                 ``secret_`` + 43, ``ntn_`` + 11 digits + 35
+``doppler_token``                ``dp.pt.`` ``dp.st.`` ``dp.sa.`` ``dp.ct.`` ``dp.scim.``
+                                 ``dp.audit.`` tokens
+``vault_token``                  HashiCorp Vault ``hvs.`` ``hvb.`` ``hvr.`` + 24 or more
+``terraform_cloud_token``        ``<14>.atlasv1.<60 or more>``
+``pulumi_token``                 ``pul-`` + 40 hex
+``postman_api_key``              ``PMAK-<24 hex>-<34 hex>``
+``age_secret_key``               ``AGE-SECRET-KEY-1…``
+``databricks_token``             ``dapi`` + 32 hex
+``new_relic_key``                ``NRAK-`` ``NRII-`` keys, ``…NRAL`` license keys
+``sentry_token``                 ``sntrys_`` / ``sntryu_`` auth tokens
+``sentry_dsn``                   the public key of ``https://<32 hex>@host/<project>``
+``grafana_token``                ``glsa_`` service-account tokens, ``glc_`` cloud tokens
+``facebook_access_token``        ``EAAB`` ``EAAC`` ``EAAG`` ``EAAI`` + 100 or more
+``twitter_bearer_token``         ``AAAAAAAAAAAAAAAAAAAAA…`` app bearer tokens
+``cloudflare_origin_ca_key``     ``v1.0-<24 hex>-<146 hex>``
+``jwt``                          ``eyJ…`` ``.`` ``eyJ…`` ``.`` signature (base64url segments)
+``netlify_token``                ``nfp_`` + 36 or more
+``artifactory_api_key``          ``AKCp`` + 60 or more
+``supabase_token``               ``sbp_`` + 40 hex, ``sb_secret_…``
+``planetscale_token``            ``pscale_pw_`` ``pscale_tkn_`` ``pscale_oauth_`` + 32 or more
+``render_api_key``               ``rnd_`` + 32
+``mapbox_secret_token``          ``sk.eyJ…`` secret tokens
+``flyio_token``                  ``fm1_`` ``fm2_`` … macaroon tokens (``FlyV1 fm2_…``)
+``azure_connection_key``         the value of ``AccountKey=`` ``SharedAccessKey=``
+                                 ``SharedSecretValue=`` in a connection string
+``azure_sas_signature``          the ``sig=`` of a SAS URL or token
+===============================  ==============================================================
 
-Placeholder policy: for the context kinds (``aws_secret_access_key``, ``url_password``,
-``bearer_token``, ``basic_auth``, ``secret_assignment``) a value is kept as written when it is
-obviously not a secret:
+Context rules, recognised by what stands around the value:
 
-* empty (``TOKEN=``, ``TOKEN=""``) or already a ``[REDACTED:…]`` marker;
-* a template or variable reference: ``<your-token>``, ``${VAR}``, ``$VAR``, ``$(command)``,
-  ``{{ var }}``, ``%VAR%``, and format fields ``{password}``, ``%s``, ``%(password)s``;
-* only mask characters: ``xxx``, ``XXXX``, ``****``, ``...``, ``…``, ``###``, ``---``;
-* a placeholder word (any case): changeme, change_me, change-me, placeholder, redacted, dummy,
-  example, todo, tbd, none, null, nil, undefined, true, false; or anything starting with
-  ``your_`` / ``your-`` (``your_api_key_here``);
-* code rather than a value: a type name (str, string, bytes, int, bool, any, optional), a call or
-  subscript (``getpass()``, ``os.environ["TOKEN"]``, ``Optional[str]``), a dotted reference
-  (``settings.SECRET_KEY``), or the variable's own name (``token=token``,
-  ``self.token = token``).
+===============================  ==============================================================
+kind                             what is redacted
+===============================  ==============================================================
+``url_password``                 the password in ``scheme://user:password@host`` (a ``#`` or
+                                 ``@`` inside the password included); scheme, user, host kept
+``basic_auth``                   ``Basic <base64>`` when it decodes to ``user:password``
+``bearer_token``                 ``Bearer <token>`` (16 or more characters, with a digit)
+``auth_header``                  the value of ``Authorization:`` ``X-Auth-Key:`` ``X-Api-Key:``
+                                 ``Api-Key:`` ``X-Vault-Token:`` ``PRIVATE-TOKEN:``
+                                 ``X-Shopify-Access-Token:`` ``DD-API-KEY:``
+                                 ``DD-APPLICATION-KEY:`` ``X-JFrog-Art-Api:`` headers
+``query_token``                  ``?access_token=`` ``&token=`` ``&api_key=`` ``&client_secret=``
+                                 ``&password=`` ``&sig=`` … in URLs and form bodies
+``mysql_password_flag``          ``mysql -p<password>`` (also mysqldump, mysqladmin, …)
+``cli_password_flag``            ``sshpass -p``, ``docker|podman|helm|oras login … -p``,
+                                 ``redis-cli … -a``, ``login -p``, ``az login … -p … --tenant``
+``long_flag``                    ``--password`` ``--passwd`` ``--pass`` ``--token``
+                                 ``--access-token`` ``--auth-token`` ``--api-key`` ``--apikey``
+                                 ``--client-secret`` ``--secret`` ``--auth`` (``=`` or a space)
+``user_colon_password``          ``curl -u user:password``, ``Client("user", "password")``
+``conninfo_password``            ``password=…`` in a libpq / ODBC connection string
+``ssh_keygen_passphrase``        ``ssh-keygen … -N <passphrase>`` / ``-P <passphrase>``
+``htpasswd_password``            ``htpasswd -b … <file> <user> <password>``
+``rabbitmq_password``            ``rabbitmqctl add_user|change_password <user> <password>``
+``sql_password``                 ``WITH PASSWORD '…'``, ``IDENTIFIED BY '…'``
+``azure_devops_pat``             52 base32 characters after ``ado`` / ``azure devops`` / ``pat``
+                                 and ``:`` or ``=``
+``aws_secret_access_key``        40 base64 characters with a ``/`` or ``+`` (the shape of an AWS
+                                 secret key), when the text mentions aws, secret, s3, iam, boto
+                                 or access key
+``hex_key``                      20 to 64 lower-case hex digits right after api key, app key,
+                                 key, secret, token, password, passwd or license key
+``auth_base64``                  ``auth`` / ``_auth`` = base64 of ``user:password`` (Docker
+                                 config.json, .npmrc)
+``pgpass``                       the password field of ``host:port:db:user:password`` lines,
+                                 when the text mentions pgpass
+``secret_assignment``            ``NAME=value``, ``NAME: value``, ``"NAME": "value"``,
+                                 ``export NAME='value'``, ``NAME := value``, ``NAME => value``,
+                                 where NAME is a secret name (below); the name is kept and only
+                                 the value (inside its quotes, if quoted) is redacted; an
+                                 unquoted value of a passphrase name is redacted to the end of
+                                 its line (its end cannot be known: fail closed)
+``user_slash_password``          ``login …: user / password``, ``creds -> user / password``
+``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
+                                 api key, token, key, creds or credentials in prose (``the admin
+                                 password is …``, ``pass to …``, ``token: …``); strict value test
+===============================  ==============================================================
 
-Literal words such as ``password`` or ``secret`` are *not* placeholders: redacting a weak value
-costs nothing, keeping a real one does. Token-shaped kinds (AWS key ids, GitHub, Anthropic,
-OpenAI, Slack, Google, Stripe, JWT, PEM) are always redacted, documentation examples included.
+A 40-hex git SHA, a UUID, a version string or an ``sha512-`` integrity hash matches none of
+these unless it is the value of a secret name.
+
+Secret names (``secret_assignment``). The name is split into parts at ``_``, ``-``, ``.``,
+digits and camelCase. It is a secret name when a part is password, passwd, pass, passphrase,
+pwd, pw, secret, token, apikey, secretkey, privatekey, accesskey, credential(s),
+secretkeybase, dsn or pat, or ends with password, passwd, passphrase, pwd, secret, token or
+apikey (``PGPASSWORD``, ``MYSQL_PWD``, ``authToken``), or two adjacent parts are api+key,
+access+key, private+key, license+key, app+key, auth+key, signing+key, master+key,
+account+key, client+secret, encryption+key, server+key, application+key or admin+password. It
+is not when its last part describes the secret rather than holding it (count, budget, limit,
+length, size, type, kind, url, uri, endpoint, file, path, dir, name, id, arn, ttl, timeout,
+expiry, env, var, header, prefix, policy, format, version, field, param, min, max,
+regex, pattern, label, hint, placeholder, reset, strength, changed, required, enabled,
+validation, help: ``SECRET_NAME``, ``TOKEN_URL``, ``PASSWORD_FILE``) or its first part is max,
+min, num or is (``MAX_TOKENS``).
+
+Values. A context rule keeps a value that is obviously not a secret: shorter than 4
+characters; a placeholder word (changeme, placeholder, redacted, dummy, example, todo, none,
+null, true, false, password, secret, token, test, …); a template or variable (``<your-token>``,
+``${VAR}``, ``$VAR``, ``$(cmd)``, ``{{ var }}``, ``%VAR%``, ``{password}``, ``%s``); a run of
+mask characters (``xxx``, ``****``, ``...``); ``your_…``; code (a call, a subscript, a dotted
+name, the variable's own name: ``token = newToken``); a number of up to 10 digits; or one plain
+lower-case word (``password: required``). ``prose_secret`` (and ``bearer_token``) ask more: 8 or
+more characters with a digit, three character classes or a long random-looking string, and not
+a version, a hash, a file name, a path, a URL or an e-mail address.
+
+Markers already in the text (``[REDACTED:…]``) are never redacted again, so redacting redacted
+text changes nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,124 +193,42 @@ class Redaction:
     count: int
 
 
-# Keywords that make an assignment's name a secret name (see the module docstring).
-_KEYWORD = r"(?:secret|token|passw(?:or)?d|api[_-]?key|private[_-]?key|access[_-]?key)"
-_NAME_KEYWORD = re.compile(_KEYWORD, re.IGNORECASE)
-# A name starts a run of name characters (so scanning stays linear) and contains a keyword.
-_NAME = r"(?<![\w.-])(?=[\w.-]*?" + _KEYWORD + r")-{0,2}[A-Za-z_][\w.-]*+"
-# The value: inside its quotes when quoted (an unclosed quote runs to the end of the line),
-# otherwise a <template> / {{ template }} or up to whitespace, a quote or a backtick.
-# Empty values never match.
-_VALUE = (
-    r"[ \t]*\*{0,2}[ \t]*[\"']?"
-    r"(?P<secret>(?<=\")[^\"\n]+|(?<=')[^'\n]+"
-    r"|(?<![\"'])(?:<[^<>\n]*>|\{\{[^{}\n]*\}\}|[^\s\"'`]+))"
-)
+Span = tuple[int, int]
+SpanOf = Callable[[re.Match[str]], "Span | None"]
 
-_PEM = re.compile(
-    r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|.*)",
-    re.DOTALL,
-)
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("pem_private_key", _PEM),
-    (
-        "aws_access_key_id",
-        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ),
-    (
-        "github_token",
-        re.compile(
-            r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_[A-Za-z0-9_]{30,}+)"
-        ),
-    ),
-    ("anthropic_api_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}+")),
-    (
-        "openai_api_key",
-        re.compile(r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?=[A-Za-z0-9_-]*?[0-9])[A-Za-z0-9_-]{20,}+"),
-    ),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}+")),
-    (
-        "google_api_key",
-        re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    ),
-    ("stripe_live_key", re.compile(r"(?<![A-Za-z0-9])[sr]k_live_[0-9A-Za-z]{16,}+")),
-    (
-        "jwt",
-        re.compile(
-            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}+\.ey[A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]*+"
-        ),
-    ),
-    (
-        "aws_secret_access_key",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:aws[_-]?secret[_-]?access[_-]?key|secret[_-]?access[_-]?key)"
-            r"[\"']?[ \t]*[:=][ \t]*[\"']?"
-            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "url_password",
-        re.compile(
-            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://[^\s:/@?#]*+:"
-            r"(?P<secret>[^\s/?#]+)@"
-        ),
-    ),
-    (
-        "bearer_token",
-        re.compile(
-            r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?[ \t]*bearer[ \t]+"
-            r"(?P<secret>[A-Za-z0-9._~+/-]{8,}+=*)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "basic_auth",
-        re.compile(
-            r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?[ \t]*basic[ \t]+"
-            r"(?P<secret>[A-Za-z0-9+/]{8,}+=*)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "secret_assignment",
-        re.compile(
-            # "NAME": value / 'NAME' = value, anywhere (JSON, dicts)
-            r"(?:(?P<q>[\"'])(?P<qkey>" + _NAME + r")(?P=q)[ \t]*[:=](?![=:])"
-            # NAME=value / export NAME="value", anywhere (.env, shell, code, CLI flags)
-            r"|(?P<key>" + _NAME + r")[ \t]*=(?!=)"
-            # NAME: value at the start of a line (YAML, headers, "- **Password**: …")
-            r"|^[ \t]*+(?:[-*>#+][ \t]*)*(?P<lkey>" + _NAME + r")\*{0,2}[ \t]*:(?![:/=]))" + _VALUE,
-            re.IGNORECASE | re.MULTILINE,
-        ),
-    ),
-)
+TEXT = -1
+"""``Rule.reach``: scan the whole text."""
+LINES = 0
+"""``Rule.reach``: scan the lines that hold a literal, each with the line after it."""
 
-_CONTEXT_KINDS = frozenset(
-    kind for kind, pattern in SECRET_PATTERNS if "secret" in pattern.groupindex
-)
 
-# Speed only: a kind's pattern runs only if one of its literals occurs in the text (casefolded
-# for the case-insensitive kinds). Each literal is a substring of every match, so skipping is
-# exact. secret_assignment never spans lines, so it runs only on lines that hold a keyword.
-_HINTS: dict[str, tuple[bool, tuple[str, ...]]] = {
-    "pem_private_key": (False, ("PRIVATE KEY",)),
-    "aws_access_key_id": (False, ("AKIA", "ASIA")),
-    "github_token": (False, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    "anthropic_api_key": (False, ("sk-ant-",)),
-    "openai_api_key": (False, ("sk-",)),
-    "slack_token": (False, ("xox",)),
-    "google_api_key": (False, ("AIza",)),
-    "stripe_live_key": (False, ("k_live_",)),
-    "jwt": (False, ("eyJ",)),
-    "aws_secret_access_key": (True, ("access",)),
-    "url_password": (False, ("://",)),
-    "bearer_token": (True, ("bearer",)),
-    "basic_auth": (True, ("basic",)),
-    "secret_assignment": (True, ("secret", "token", "passw", "key")),
-}
+@dataclass(frozen=True)
+class Rule:
+    """One kind of secret.
+
+    ``literals``: one of them occurs in every match (looked for in the lower-cased text when
+    ``folded``), so a text without any of them skips the rule. ``reach`` says what is scanned
+    when one does: the whole text (``TEXT``), the lines holding a literal (``LINES``: a match
+    starts on such a line and ends by the next one), or ``n`` characters either side of each
+    literal. ``context``: lower-case words one of which must occur anywhere in the text.
+    ``after``: a character class that must not come right before the match (a token glued to a
+    word is not a token; checked here rather than by a look-behind, which would stop the regex
+    engine from searching for the pattern's literal prefix). ``span_of`` picks (and checks) the
+    value to replace; without it the group ``secret`` is replaced.
+    """
+
+    kind: str
+    pattern: re.Pattern[str]
+    literals: tuple[str, ...]
+    folded: bool = False
+    reach: int = TEXT
+    context: tuple[str, ...] = ()
+    after: re.Pattern[str] | None = None
+    span_of: SpanOf | None = None
+
+
+# ----------------------------------------------------------------------------- value checks
 
 _PLACEHOLDER_WORDS = frozenset(
     {
@@ -216,29 +247,151 @@ _PLACEHOLDER_WORDS = frozenset(
         "undefined",
         "true",
         "false",
-        # type names: `token: str`, `password: string` are annotations, not values
-        "str",
+        "password",
+        "passwd",
+        "pass",
+        "secret",
+        "token",
+        "xxx",
+        "user",
+        "username",
         "string",
+        "str",
         "bytes",
         "int",
         "bool",
         "any",
         "optional",
+        "required",
+        "hidden",
+        "masked",
+        "sensitive",
+        "test",
+        "foo",
+        "bar",
     }
 )
-_PLACEHOLDER = re.compile(
-    r"\[REDACTED:[^\]]*\]"  # already redacted by an earlier kind
-    r"|<[^<>]*>"  # <your-token>
-    r"|\$\{.*|\$\(.*|\$[A-Za-z_]\w*|\{\{.*|%[A-Za-z_]\w*%"  # ${VAR} $(cmd) $VAR {{v}} %V%
-    r"|\{[^{}]*\}|%(?:\([^)]*\))?[sd]"  # format fields: {password} %s %(password)s
-    r"|[xX*.#\u2026\u2022-]+"  # xxx, ****, ..., …
-    r"|your[_-].*"  # your_api_key_here
-    r"|[A-Za-z_][\w.]*[(\[].*"  # getpass(), os.environ["X"], Optional[str]
-    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+",  # settings.SECRET_KEY
+_CODE = re.compile(
+    r"(?:\$\{?\w+\}?|\$\(.*|\$\{.*|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>"
+    r"|[\w.]+\(.*\)?|[\w.]+\[.*\]?|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[*x.\u2026\u2022#-]+"
+    r"|your[_-].*|\[REDACTED.*|urn:.*|\d{1,10}|[a-z]{1,7})",
     re.IGNORECASE | re.DOTALL,
 )
+# format fields or a template in the value: "postgres://%s:%s@%s/app", "%(password", "${X}"
+_TEMPLATE_INSIDE = re.compile(r"%[sd].*%[sd]|%\(\w+|\$\{|\{\{|\{\w*\}", re.DOTALL)
+_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]{1,11}[.,:!]?")
+_NOT_PROSE_VALUE = re.compile(
+    r"v?\d+(?:\.\d+)+\S*|[0-9a-f]{7,31}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9A-F]{40}"
+    r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.-]+@[\w.-]+|\S*://\S*"
+    r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
+)
+_CLASSES = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d"), re.compile(r"[^\w]"))
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[a-zA-Z]")
+
+
+def _entropy(value: str) -> float:
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in (value.count(c) for c in set(value)))
+
+
+def looks_like_value(value: str, strict: bool = False) -> bool:
+    """False for placeholders, code and plain words; ``strict`` (prose) wants a password."""
+    v = value.strip("'\"`")
+    if len(v) < 4 or v.lower() in _PLACEHOLDER_WORDS or _CODE.fullmatch(v):
+        return False
+    if _TEMPLATE_INSIDE.search(v):
+        return False
+    if _PLAIN_WORD.fullmatch(v):  # a plain word: "Updated.", "classic"
+        return False
+    if not strict:
+        return True
+    if len(v) < 8 or not _DIGIT.search(v) or "<" in v or ">" in v or v.startswith("-"):
+        return False
+    classes = sum(1 for c in _CLASSES if c.search(v))
+    if classes < 3 and not (len(v) >= 20 and _LETTER.search(v) and _entropy(v) >= 3.5):
+        return False
+    return not _NOT_PROSE_VALUE.fullmatch(v) and _entropy(v) >= 2.8
+
+
+def _decodes_to_user_password(value: str) -> bool:
+    try:
+        return b":" in base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+
+
+def _value(strict: bool = False) -> SpanOf:
+    def span_of(match: re.Match[str]) -> Span | None:
+        return match.span("secret") if looks_like_value(match["secret"], strict) else None
+
+    return span_of
+
+
+def _basic(match: re.Match[str]) -> Span | None:
+    value = match["secret"]
+    ok = _decodes_to_user_password(value) and looks_like_value(value)
+    return match.span("secret") if ok else None
+
+
+def _bearer(match: re.Match[str]) -> Span | None:
+    """16 or more characters with a digit; 8 or more right after ``Authorization:``."""
+    value = match["secret"]
+    if len(value) < 16:
+        before = match.string[max(0, match.start() - 20) : match.start()].lower()
+        if "authorization" not in before:
+            return None
+    ok = _DIGIT.search(value) is not None and looks_like_value(value)
+    return match.span("secret") if ok else None
+
+
+def _auth_base64(match: re.Match[str]) -> Span | None:
+    return match.span("secret") if _decodes_to_user_password(match["secret"]) else None
+
+
+# ----------------------------------------------------------------------------- secret names
 
 _NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SECRET_PARTS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pass",
+        "passphrase",
+        "pwd",
+        "pw",
+        "secret",
+        "token",
+        "apikey",
+        "secretkey",
+        "privatekey",
+        "accesskey",
+        "credential",
+        "credentials",
+        "secretkeybase",
+        "dsn",
+        "pat",
+    }
+)
+_SECRET_SUFFIXES = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey")
+_SECRET_PAIRS = frozenset(
+    {
+        ("api", "key"),
+        ("access", "key"),
+        ("private", "key"),
+        ("license", "key"),
+        ("app", "key"),
+        ("auth", "key"),
+        ("signing", "key"),
+        ("master", "key"),
+        ("account", "key"),
+        ("client", "secret"),
+        ("encryption", "key"),
+        ("server", "key"),
+        ("application", "key"),
+        ("admin", "password"),
+    }
+)
 _DESCRIPTIVE_LAST = frozenset(
     {
         "count",
@@ -270,83 +423,676 @@ _DESCRIPTIVE_LAST = frozenset(
         "policy",
         "format",
         "version",
+        "field",
+        "param",
+        "min",
+        "max",
+        "regex",
+        "pattern",
+        "label",
+        "hint",
+        "placeholder",
+        "reset",
+        "strength",
+        "changed",
+        "required",
+        "enabled",
+        "validation",
+        "help",
     }
 )
-_DESCRIPTIVE_FIRST = frozenset({"max", "min", "num"})
+_DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is"})
 
 
-def _is_placeholder(value: str) -> bool:
-    value = value.strip()
-    return (
-        not value
-        or value.lower() in _PLACEHOLDER_WORDS
-        or _PLACEHOLDER.fullmatch(value) is not None
-    )
+def _name_parts(name: str) -> list[str]:
+    return [part.lower() for part in _NAME_PART.findall(name.rsplit(".", 1)[-1])]
 
 
-def _is_secret_name(name: str) -> bool:
-    """Apply the name rules of ``secret_assignment`` (see the module docstring)."""
-    parts = [part.lower() for part in _NAME_PART.findall(name)]
+def is_secret_name(name: str) -> bool:
+    """The name rules of ``secret_assignment`` (see the module docstring)."""
+    parts = _name_parts(name)
     if not parts or parts[-1] in _DESCRIPTIVE_LAST or parts[0] in _DESCRIPTIVE_FIRST:
         return False
-    for match in _NAME_KEYWORD.finditer(name):
-        rest = name[match.end() :]
-        if not rest or not rest[0].isalpha():
-            return True
-        if match.group()[-1].islower() and rest[0].isupper():  # camelCase boundary
-            return True
-        if rest[:3].lower() == "key":  # SECRETKEY, secretKey
-            return True
-    return False
+    if any(part in _SECRET_PARTS or part.endswith(_SECRET_SUFFIXES) for part in parts):
+        return True
+    return any(pair in _SECRET_PAIRS for pair in zip(parts, parts[1:], strict=False))
 
 
-def _replacer(kind: str, counts: dict[str, int]) -> Callable[[re.Match[str]], str]:
-    marker = f"[REDACTED:{kind}]"
-    if kind not in _CONTEXT_KINDS:
+_IDENT = re.compile(r"[A-Za-z_]+")
 
-        def replace_all(match: re.Match[str]) -> str:
-            counts[kind] = counts.get(kind, 0) + 1
-            return marker
 
-        return replace_all
+def _names_itself(name: str, value: str) -> bool:
+    """``token = newToken``, ``password: userPassword``: a variable, not a value."""
+    low = value.lower()
+    return any(part.lower() in low for part in _NAME_PART.findall(name) if len(part) > 2)
 
-    def replace_value(match: re.Match[str]) -> str:
-        value = match.group("secret")
-        if _is_placeholder(value):
-            return match.group()
-        if kind == "secret_assignment":
-            name = match.group("qkey") or match.group("key") or match.group("lkey")
-            # `token=token`, `self.token = token`: the variable's own name is code, not a value.
-            own_names = {name.strip("-").lower(), name.rsplit(".", 1)[-1].lower()}
-            if not _is_secret_name(name) or value.strip().lower() in own_names:
-                return match.group()
-        counts[kind] = counts.get(kind, 0) + 1
-        start, end = match.span("secret")
+
+# NAME = value, NAME: value, "NAME": "value", export NAME='value' (the operator on NAME's line).
+_ASSIGN = re.compile(
+    r"(?P<name>(?<![\w.-])[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
+    r"(?:\*\*)?[ \t]*"
+    r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
+)
+_TEMPLATE = re.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
+
+
+def _assignment(match: re.Match[str]) -> Span | None:
+    name = match["name"]
+    group = "qv" if match["qv"] is not None else "v"
+    value = match[group]
+    if not is_secret_name(name):
+        return None
+    start, end = match.span(group)
+    if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
+        # An unquoted passphrase may run on over spaces (``PASSPHRASE=summer coffee 49 …``):
+        # its end is unknowable, so it is redacted to the end of the line (fail closed).
         text = match.string
-        return text[match.start() : start] + marker + text[end : match.end()]
+        line_end = text.find("\n", end)
+        rest = text[end:] if line_end == -1 else text[end:line_end]
+        if rest.strip():
+            return start, end + len(rest.rstrip())
+    if not looks_like_value(value) or (_IDENT.fullmatch(value) and _names_itself(name, value)):
+        return None
+    return start, end
 
-    return replace_value
+
+# ----------------------------------------------------------------------------- the rules
+
+_E = r"(?![\w-])"  # a token's end
+_PW = r"[^\s'\"`]"  # a password character on a command line
+
+
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+_GLUED = re.compile(r"[\w-]")
+
+
+def _provider(
+    kind: str,
+    pattern: str,
+    *literals: str,
+    folded: bool = False,
+    after: str | None = r"[\w-]",
+    span_of: SpanOf | None = None,
+) -> Rule:
+    glued = None if after is None else _GLUED if after == r"[\w-]" else _rx(after)
+    return Rule(kind, _rx(pattern), literals, folded=folded, after=glued, span_of=span_of)
+
+
+def _back(prefix: str, width: int) -> SpanOf:
+    """The secret starts ``width`` characters before a match that starts with ``prefix``
+    (the regex found the token by its literal tail); other matches: the group ``secret``."""
+
+    def span_of(match: re.Match[str]) -> Span | None:
+        start, end = match.span()
+        if not match.group().startswith(prefix):
+            return match.span("secret")
+        return start - width, end
+
+    return span_of
+
+
+_DISCORD_HEAD = re.compile(r"(?<![\w.-])[MNO][\w-]{23,25}")
+
+
+def _discord(match: re.Match[str]) -> Span | None:
+    """The regex found ``.<6>.<27-38>``; the token is that plus a head of 24-26 before it."""
+    dot, end = match.span()
+    for width in (24, 25, 26):
+        if dot >= width and _DISCORD_HEAD.fullmatch(match.string, dot - width, dot):
+            return dot - width, end
+    return None
+
+
+_AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA")
+_GITLAB = ("pat", "ptt", "rt", "dt", "cbt", "oas", "soat", "ft", "imt", "agent", "ffct", "rtr")
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "pem_private_key",
+        _rx(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            re.DOTALL,
+        ),
+        ("PRIVATE KEY",),
+        span_of=lambda match: match.span(),
+    ),
+    _provider(
+        "aws_access_key_id",
+        r"(?P<secret>(?:" + "|".join(_AWS_PREFIXES) + r"|APKA)[A-Z0-9]{16})"
+        r"(?![A-Z0-9])",
+        "A",  # every prefix starts with it: one search, then the regex finds the prefixes
+        after=r"[A-Z0-9]",
+    ),
+    _provider(
+        "aws_session_token",
+        r"(?P<secret>(?:FwoGZXIvYXdzE|IQoJb3JpZ2luX2Vj)[\w+/=]{40,})",
+        "FwoGZXIvYXdzE",
+        "IQoJb3JpZ2luX2Vj",
+        after=r"[\w+/]",
+    ),
+    _provider(
+        "github_token",
+        r"(?P<secret>gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,})",
+        "gh",
+        "github_pat_",
+    ),
+    _provider(
+        "gitlab_token",
+        r"(?P<secret>gl(?:" + "|".join(_GITLAB) + r")-[\w-]{20,}"
+        r"(?:\.[0-9a-z]{2}\.[0-9a-z]{7,})?|GR1348941[\w-]{20,})",
+        "gl",
+        "GR1348941",
+    ),
+    _provider("anthropic_api_key", r"(?P<secret>sk-ant-[\w-]{20,})", "sk-ant-"),
+    _provider(
+        "openai_api_key",
+        r"(?P<secret>sk-(?:proj-|svcacct-|admin-|or-v1-)?(?=[\w-]*\d)[\w-]{20,})",
+        "sk-",
+    ),
+    _provider(
+        "huggingface_token",
+        r"(?P<secret>hf_[A-Za-z]{30,}|api_org_[A-Za-z]{30,})" + _E,
+        "hf_",
+        "api_org_",
+    ),
+    _provider("groq_api_key", r"(?P<secret>gsk_[A-Za-z0-9]{48,})", "gsk_"),
+    _provider("replicate_api_token", r"(?P<secret>r8_[A-Za-z0-9]{37})" + _E, "r8_"),
+    _provider("npm_token", r"(?P<secret>npm_[A-Za-z0-9]{36})" + _E, "npm_"),
+    _provider("pypi_token", r"(?P<secret>pypi-AgE[\w-]{50,})", "pypi-AgE"),
+    _provider("rubygems_api_key", r"(?P<secret>rubygems_[a-f0-9]{48})", "rubygems_"),
+    _provider("docker_pat", r"(?P<secret>dckr_(?:pat|oat)_[\w-]{20,})", "dckr_"),
+    _provider(
+        "slack_token",
+        r"(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]{32,})",
+        "xox",
+        "xapp-",
+    ),
+    _provider(
+        "slack_webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[\w/-]{20,})",
+        "hooks.slack.com/",
+        after=None,
+    ),
+    _provider(
+        "discord_webhook",
+        r"discord(?:app)?\.com/api/webhooks/(?P<secret>\d+/[\w-]{40,})",
+        "/api/webhooks/",
+        after=None,
+    ),
+    _provider(
+        "teams_webhook",
+        r"\.webhook\.office\.com/webhookb2/(?P<secret>[\w@/-]{40,})",
+        ".webhook.office.com/",
+        after=None,
+    ),
+    _provider(
+        "discord_bot_token",
+        r"\.[\w-]{6}\.[\w-]{27,38}(?![\w-])",
+        ".",
+        after=None,
+        span_of=_discord,
+    ),
+    _provider(
+        "telegram_bot_token",
+        r"(?<![\d:])(?P<secret>\d{8,10}:AA[\w-]{33})(?![\w-])",
+        ":AA",
+        after=None,
+    ),
+    _provider("sendgrid_api_key", r"(?P<secret>SG\.[\w-]{22}\.[\w-]{43})", "SG."),
+    _provider(
+        "mailgun_api_key",
+        r"(?P<secret>key-[a-f0-9]{32})" + _E + r"|-(?<=(?<![\w-])[a-f0-9]{32}-)"
+        r"[a-f0-9]{8}-[a-f0-9]{8}" + _E,
+        "-",
+        span_of=_back("-", 32),
+    ),
+    _provider(
+        "mailchimp_api_key",
+        r"-us(?<=(?<![\w-])[a-f0-9]{32}-us)\d{1,2}" + _E,
+        "-us",
+        after=None,
+        span_of=_back("-us", 32),
+    ),
+    _provider("brevo_api_key", r"(?P<secret>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})", "xkeysib-"),
+    _provider("twilio_api_key", r"(?P<secret>SK[a-f0-9]{32})(?!\w)", "SK", after=r"\w"),
+    _provider(
+        "stripe_key",
+        r"(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9+/=]{24,})",
+        "k_live_",
+        "k_test_",
+        "whsec_",
+    ),
+    _provider(
+        "square_token", r"(?P<secret>sq0(?:atp|csp)-[\w-]{22,43}|EAAA[\w-]{60})", "sq0", "EAAA"
+    ),
+    _provider("shopify_token", r"(?P<secret>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})", "shp"),
+    _provider("digitalocean_token", r"(?P<secret>do[opr]_v1_[a-f0-9]{64})", "_v1_"),
+    _provider("google_api_key", r"(?P<secret>AIza[\w-]{35})" + _E, "AIza"),
+    _provider("google_oauth_client_secret", r"(?P<secret>GOCSPX-[\w-]{28})", "GOCSPX-"),
+    _provider(
+        "google_oauth_token",
+        r"(?P<secret>ya29\.[\w-]{20,}|1//0[\w-]{40,})",
+        "ya29.",
+        "1//0",
+        after=r"[\w./-]",
+    ),
+    _provider("firebase_fcm_key", r"(?P<secret>AAAA[\w-]{7}:APA91b[\w-]{100,})", ":APA91b"),
+    _provider(
+        "azure_ad_client_secret",
+        r"(?<![\w~.-])(?P<secret>[\w~.-]{3}\dQ~[\w~.-]{31,34})(?![\w~.-])",
+        "Q~",
+        after=None,
+    ),
+    _provider("heroku_api_key", r"(?P<secret>HRKU-[\w-]{20,})", "HRKU-"),
+    _provider("atlassian_api_token", r"(?P<secret>ATATT3[\w=-]{50,})", "ATATT3"),
+    _provider("bitbucket_app_password", r"(?P<secret>ATBB[A-Za-z0-9]{32,})", "ATBB"),
+    _provider("linear_api_key", r"(?P<secret>lin_(?:api|oauth)_[A-Za-z0-9]{40})", "lin_"),
+    _provider(
+        "notion_token",
+        r"(?P<secret>secret_[A-Za-z0-9]{43}|ntn_\d{11}[A-Za-z0-9]{35})" + _E,
+        "secret_",
+        "ntn_",
+    ),
+    _provider(
+        "doppler_token",
+        r"(?P<secret>dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?"
+        r"[A-Za-z0-9]{40,44})",
+        "dp.",
+    ),
+    _provider(
+        "vault_token", r"(?P<secret>hv[sbr]\.[\w-]{24,})", "hvs.", "hvb.", "hvr.", after=r"[\w.]"
+    ),
+    _provider(
+        "terraform_cloud_token",
+        r"(?P<secret>[A-Za-z0-9]{14}\.atlasv1\.[\w-]{60,})",
+        ".atlasv1.",
+    ),
+    _provider("pulumi_token", r"(?P<secret>pul-[a-f0-9]{40})", "pul-"),
+    _provider("postman_api_key", r"(?P<secret>PMAK-[a-f0-9]{24}-[a-f0-9]{34})", "PMAK-"),
+    _provider(
+        "age_secret_key",
+        r"(?P<secret>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
+        "AGE-SECRET-KEY-1",
+        after=None,
+    ),
+    _provider("databricks_token", r"(?P<secret>dapi[a-f0-9]{32}(?:-\d)?)" + _E, "dapi"),
+    _provider(
+        "new_relic_key",
+        r"(?P<secret>NRAK-[A-Z0-9]{27}|NRII-[\w-]{32})"
+        + _E
+        + r"|NRAL(?<=(?<![\w-])[a-z0-9]{36}NRAL)"
+        + _E,
+        "NRAK-",
+        "NRII-",
+        "NRAL",
+        span_of=_back("NRAL", 36),
+    ),
+    _provider("sentry_token", r"(?P<secret>sntry[us]_[\w=+/-]{40,})", "sntry"),
+    _provider(
+        "sentry_dsn",
+        r"https?://(?P<secret>[a-f0-9]{32})(?::[a-f0-9]{32})?@[\w.-]+/\d+",
+        "://",
+        after=r"\w",
+    ),
+    _provider(
+        "grafana_token",
+        r"(?P<secret>glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[\w+/]{32,}={0,2})",
+        "glsa_",
+        "glc_",
+    ),
+    _provider("facebook_access_token", r"(?P<secret>EAA[BCGI][A-Za-z0-9]{100,})", "EAA"),
+    _provider("twitter_bearer_token", r"(?P<secret>A{21}[A-Za-z0-9%]{30,})", "A" * 21, after=None),
+    _provider(
+        "cloudflare_origin_ca_key",
+        r"(?P<secret>v1\.0-[a-f0-9]{24}-[a-f0-9]{146})",
+        "v1.0-",
+    ),
+    _provider("jwt", r"(?P<secret>eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{16,})", "eyJ"),
+    _provider("netlify_token", r"(?P<secret>nfp_[A-Za-z0-9]{36,})", "nfp_"),
+    _provider("artifactory_api_key", r"(?P<secret>AKCp[A-Za-z0-9]{60,})", "AKCp"),
+    _provider(
+        "supabase_token",
+        r"(?P<secret>sbp_[a-f0-9]{40}|sb_secret_[\w-]{20,})",
+        "sbp_",
+        "sb_secret_",
+    ),
+    _provider(
+        "planetscale_token",
+        r"(?P<secret>pscale_(?:pw|tkn|oauth)_[\w.-]{32,})",
+        "pscale_",
+    ),
+    _provider("render_api_key", r"(?P<secret>rnd_[A-Za-z0-9]{32,})" + _E, "rnd_"),
+    _provider("mapbox_secret_token", r"(?P<secret>sk\.eyJ[\w.-]{60,})", "sk.eyJ"),
+    _provider("flyio_token", r"(?P<secret>fm[12][ar]?_[\w+/=-]{40,})", "fm1", "fm2"),
+    _provider(
+        "azure_connection_key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecretValue)\s*=\s*"
+        r"(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
+        "accountkey",
+        "sharedaccesskey",
+        "sharedsecretvalue",
+        folded=True,
+        after=None,
+    ),
+    _provider("azure_sas_signature", r"[?&;]sig=(?P<secret>[\w%+/=-]{16,})", "sig=", after=None),
+    # --------------------------------------------------------------------- context rules
+    Rule(
+        "url_password",
+        _rx(
+            r"://(?<=[a-z0-9+.-]://)[^\s:/@'\"<>]*:(?P<secret>[^\s/'\"<>]{3,}?)@"
+            r"(?=[\w.-]+(?:[:/?\s'\"]|$))"
+        ),
+        ("://",),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "basic_auth",
+        _rx(r"(?i)\bBasic\s+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])"),
+        ("basic",),
+        folded=True,
+        span_of=_basic,
+        reach=LINES,
+    ),
+    Rule(
+        "bearer_token",
+        _rx(r"(?i)\bBearer\s+(?P<secret>[\w.~+/-]{8,}=*)"),
+        ("bearer",),
+        folded=True,
+        span_of=_bearer,
+        reach=LINES,
+    ),
+    Rule(
+        "auth_header",
+        _rx(
+            r"(?im)(?:^|[\s{'\"])(?:Authorization|X-Auth-Key|X-Api-Key|Api-Key|X-Vault-Token|"
+            r"PRIVATE-TOKEN|X-Shopify-Access-Token|DD-API-KEY|DD-APPLICATION-KEY|"
+            r"X-JFrog-Art-Api)['\"]?\s*:\s*['\"]?(?:token\s+|key=|SSWS\s+)?"
+            r"(?P<secret>[\w.~+/=-]{16,})"
+        ),
+        ("authorization", "-key", "-token", "-api"),
+        folded=True,
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "query_token",
+        _rx(
+            r"(?i)[?&#](?:access_token|refresh_token|id_token|token|api_key|apikey|key|"
+            r"client_secret|password|passwd|circle-token|auth|sig|signature)="
+            r"(?P<secret>[^&\s#\"'<>]{8,})"
+        ),
+        ("=",),
+        folded=True,
+        span_of=_value(),
+    ),
+    Rule(
+        "mysql_password_flag",
+        _rx(r"\bmysql(?:dump|admin|import|sh)?\b[^\n]*?\s-p(?P<secret>" + _PW + r"+)"),
+        ("mysql",),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "cli_password_flag",
+        _rx(
+            r"(?:\bsshpass\s+-p\s*|\b(?:docker|podman|helm|oras)\s+(?:registry\s+)?login\b"
+            r"[^\n]*?\s-p\s+|\bredis-cli\b[^\n]*?\s-a\s+|\blogin\s+-p\s+|"
+            r"\s-p\s+(?=\S*\d)(?=[^\n]*--tenant))['\"]?(?P<secret>" + _PW + r"{4,})"
+        ),
+        ("sshpass", "login", "redis-cli", "--tenant"),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "long_flag",
+        _rx(
+            r"(?i)--(?<![\w-]--)(?:password|passwd|pass|token|access-token|auth-token|api-key|"
+            r"apikey|client-secret|secret|auth|postman-api-key)(?:=|\s+)['\"]?"
+            r"(?P<secret>" + _PW + r"{6,})"
+        ),
+        ("--",),
+        folded=True,
+        span_of=_value(),
+    ),
+    Rule(
+        "user_colon_password",
+        _rx(
+            r"(?:\bcurl\b[^\n]*?\s(?:-u|--user)|\bClient\()\s*=?\s*['\"]?[^\s:'\"]+['\"]?"
+            r"\s*[:,]\s*['\"]?(?P<secret>" + _PW + r"{6,})"
+        ),
+        ("curl", "Client("),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "conninfo_password",
+        _rx(r"(?i)\bpassword=(?P<secret>[^\s'\";&]+)"),
+        ("password=",),
+        folded=True,
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "ssh_keygen_passphrase",
+        _rx(r"\bssh-keygen\b[^\n]*?\s-[NP]\s+(?P<q>['\"]?)(?P<secret>[^\s'\"]+)(?P=q)"),
+        ("ssh-keygen",),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "htpasswd_password",
+        _rx(r"\bhtpasswd\s+(?:-\w+\s+)*-\w*b\w*\s+(?:-\w+\s+)*\S+\s+\S+\s+(?P<secret>\S+)"),
+        ("htpasswd",),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "rabbitmq_password",
+        _rx(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+['\"]?(?P<secret>[^\s'\"]+)"),
+        ("rabbitmqctl",),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "sql_password",
+        _rx(
+            r"(?i)\b(?:WITH\s+(?:ENCRYPTED\s+)?PASSWORD|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s+"
+            r"'(?P<secret>[^'\n]+)'"
+        ),
+        ("password", "identified"),
+        folded=True,
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "azure_devops_pat",
+        _rx(
+            r"(?i)(?:\bado\b|azure[_ -]?devops|\bpat\b)[^\n]{0,40}?[:=]\s*"
+            r"(?P<secret>(?-i:[a-z2-7]{52}))(?![a-z2-7])"
+        ),
+        ("ado", "devops", "pat"),
+        folded=True,
+        reach=LINES,
+    ),
+    Rule(
+        "aws_secret_access_key",
+        _rx(r"(?<![\w+/=])(?P<secret>(?=[\w+/]*[+/])[A-Za-z0-9+/]{40})(?![\w+/=])"),
+        ("/", "+"),
+        context=("aws", "secret", "s3", "iam", "boto", "access key"),
+        reach=40,
+    ),
+    Rule(
+        "hex_key",
+        _rx(
+            r"(?i)\b(?:api[\s_-]?key|app[\s_-]?key|key|secret|token|password|passwd|"
+            r"license[\s_-]?key)(?:[^\n.;]{0,40}?\b(?:is|was)\s+|\s*(?:[:=]|->)\s*|\s+)['\"]?"
+            r"(?P<secret>(?-i:[0-9a-f]{20,64}))\b"  # lower-case hex: upper is a GPG fingerprint
+        ),
+        ("key", "secret", "token", "passw"),
+        folded=True,
+        reach=LINES,
+    ),
+    Rule(
+        "auth_base64",
+        _rx(r"(?i)[\"']?_?auth[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"),
+        ("auth",),
+        folded=True,
+        span_of=_auth_base64,
+        reach=LINES,
+    ),
+    Rule(
+        "pgpass",
+        _rx(r"(?m)[\w.*-]+:(?:\d+|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]\S*)$"),
+        (":",),
+        context=("pgpass",),
+    ),
+    Rule(
+        "secret_assignment",
+        _ASSIGN,
+        ("pass", "pw", "secret", "token", "key", "credential", "dsn", "pat"),
+        folded=True,
+        span_of=_assignment,
+        reach=LINES,
+    ),
+    Rule(
+        "user_slash_password",
+        _rx(
+            r"(?i)\b(?:login|logins|creds?|credentials|account)\b[^\n]{0,50}?(?::|->)\s*"
+            r"[\w.@+-]+\s+/\s+(?P<secret>[^\s'\"`,;()]{6,})"
+        ),
+        ("login", "cred", "account"),
+        folded=True,
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "prose_secret",
+        _rx(
+            r"(?i)(?<![a-z0-9])(?:pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
+            r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])(?:\s*\([^)\n]{0,30}\))?"
+            r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|)\s*"
+            r"['\"`]?(?P<secret>[^\s'\"`,;()=:][^\s'\"`,;()]{7,})"
+        ),
+        ("pass", "pw", "secret", "key", "token", "cred"),
+        folded=True,
+        span_of=_value(strict=True),
+        reach=LINES,
+    ),
+)
+
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (rule.kind, rule.pattern) for rule in RULES
+)
+"""``(kind, pattern)`` for every rule, in the order they run (the kinds of the docstring)."""
+
+_MARKER = re.compile(r"\[REDACTED:[^\]\n]*\]")
+
+
+_MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
+
+
+def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
+    """The stretches of ``text`` to scan for ``rule`` (see ``Rule.reach``); [] when none of its
+    literals occurs."""
+    if rule.reach == TEXT:
+        return [(0, len(text))] if any(lit in haystack for lit in rule.literals) else []
+    hits: list[Span] = []
+    for literal in rule.literals:
+        at = haystack.find(literal)
+        while at != -1:
+            hits.append((at, at + len(literal)))
+            if len(hits) > _MAX_WINDOWS:
+                return [(0, len(text))]
+            at = haystack.find(literal, at + 1)
+    hits.sort()
+    windows: list[Span] = []
+    for at, stop in hits:
+        if windows and at < windows[-1][1]:
+            continue  # already inside the last window
+        if rule.reach == LINES:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", stop)  # the end of the literal's line
+            end = -1 if end == -1 else text.find("\n", end + 1)  # and of the line after it
+            end = len(text) if end == -1 else end + 1
+        else:  # a match's lookahead may look one character past its end
+            start, end = max(0, at - rule.reach), min(len(text), stop + rule.reach + 1)
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def secret_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` of every secret value in ``text``, merged and in text order.
+
+    Overlapping values become one span named after the earliest rule; a value overlapping a
+    ``[REDACTED:…]`` marker is left alone.
+    """
+    lower = text.lower()
+    exact = len(lower) == len(text)  # lower-casing kept every position (no İ and the like)
+    found: list[tuple[int, int, int]] = []
+    for index, rule in enumerate(RULES):
+        if rule.context and not any(word in lower for word in rule.context):
+            continue
+        if rule.folded and not exact:  # positions in `lower` are not those of `text`
+            windows = [(0, len(text))] if any(lit in lower for lit in rule.literals) else []
+        else:
+            windows = _windows(text, lower if rule.folded else text, rule)
+        for start, end in windows:
+            for match in rule.pattern.finditer(text, start, end):
+                if (
+                    rule.after is not None
+                    and match.start()
+                    and rule.after.match(text, match.start() - 1)
+                ):
+                    continue  # glued to the word before it: not a token
+                span = match.span("secret") if rule.span_of is None else rule.span_of(match)
+                if span is not None and span[0] < span[1]:
+                    found.append((span[0], span[1], index))
+    if not found:
+        return []
+    markers = [m.span() for m in _MARKER.finditer(text)] if "[REDACTED:" in text else []
+    if markers:
+        found = [
+            (s, e, i)
+            for s, e, i in found
+            if not any(s < m_end and m_start < e for m_start, m_end in markers)
+        ]
+    found.sort()
+    merged: list[list[int]] = []
+    for start, end, index in found:
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            last[1] = max(last[1], end)
+            last[2] = min(last[2], index)
+        else:
+            merged.append([start, end, index])
+    return [(start, end, RULES[index].kind) for start, end, index in merged]
 
 
 def redact_secrets(text: str) -> tuple[str, list[Redaction]]:
     """Replace each secret with ``[REDACTED:<kind>]``; return the text and counts per kind.
 
-    Kinds are applied in ``SECRET_PATTERNS`` order and reported in that order, only those found.
+    Kinds are reported in rule order (the docstring's tables), only those found.
     """
+    spans = secret_spans(text)
+    if not spans:
+        return text, []
+    pieces: list[str] = []
     counts: dict[str, int] = {}
-    for kind, pattern in SECRET_PATTERNS:
-        folded, hints = _HINTS.get(kind, (False, ("",)))  # no hints: always run
-        haystack = text.casefold() if folded else text
-        if not any(hint in haystack for hint in hints):
-            continue
-        replace = _replacer(kind, counts)
-        if kind != "secret_assignment":
-            text = pattern.sub(replace, text)
-            continue
-        lines = text.split("\n")
-        for index, line in enumerate(lines):
-            folded_line = line.casefold()
-            if any(hint in folded_line for hint in hints):
-                lines[index] = pattern.sub(replace, line)
-        text = "\n".join(lines)
-    return text, [Redaction(kind, count) for kind, count in counts.items()]
+    at = 0
+    for start, end, kind in spans:
+        pieces.append(text[at:start])
+        pieces.append(f"[REDACTED:{kind}]")
+        counts[kind] = counts.get(kind, 0) + 1
+        at = end
+    pieces.append(text[at:])
+    order = {rule.kind: index for index, rule in enumerate(RULES)}
+    found = sorted(counts.items(), key=lambda item: order[item[0]])
+    return "".join(pieces), [Redaction(kind, count) for kind, count in found]
