@@ -106,4 +106,10 @@ def test_the_compare_and_swap_loop_exists_once() -> None:
                 ):
                     calls.append(f"{_rel(path)}:{func.name}")
     # _publish is the loop every write goes through; create makes the orphan root once.
-    assert sorted(calls) == ["vault/store.py:_publish", "vault/store.py:create"], calls
+    # replace_history is redact's one explicit exception to append-only (backup ref + move).
+    assert sorted(calls) == [
+        "vault/store.py:_publish",
+        "vault/store.py:create",
+        "vault/store.py:replace_history",
+        "vault/store.py:replace_history",
+    ], calls

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import typer
 from rich.console import Console
 
 from gitvault.errors import GitvaultError
@@ -28,6 +32,54 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 class Ctx:
     repo: str | None = None
     loc: Location | None = None
+
+
+REPO_HELP = "Repository to use (default: the one around the current directory)."
+
+
+def _take_repo(ctx: Any, value: str | None) -> str | None:
+    """--repo given after the command name: the same setting as before it (the last wins)."""
+    if value:
+        root = ctx.find_root()
+        if not isinstance(root.obj, Ctx):
+            root.obj = Ctx()
+        root.obj.repo, root.obj.loc = value, None
+        ctx.obj = root.obj
+    return value
+
+
+def repo_option() -> Any:
+    """`--repo/-C PATH` for a command (the root callback takes it before the command name)."""
+    return typer.Option(
+        None,
+        "--repo",
+        "-C",
+        metavar="PATH",
+        help=REPO_HELP,
+        callback=_take_repo,
+        expose_value=False,
+        is_eager=True,
+    )
+
+
+def accepts_repo(func: Callable[..., Any]) -> Callable[..., Any]:
+    """func with a `--repo/-C` option of its own, so the option works wherever the user types
+    it. One resolver still answers: the option only records the path in the shared Ctx."""
+    sig = inspect.signature(func, eval_str=True)
+    if any(p.name == "repo_" for p in sig.parameters.values()):
+        return func
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("repo_", None)
+        return func(*args, **kwargs)
+
+    extra = inspect.Parameter(
+        "repo_", inspect.Parameter.KEYWORD_ONLY, default=repo_option(), annotation=str | None
+    )
+    params = list(sig.parameters.values())
+    wrapper.__signature__ = sig.replace(parameters=[*params, extra])  # type: ignore[attr-defined]
+    return wrapper
 
 
 def location(ctx: Any, *, drain_spool: bool = True) -> Location:
@@ -63,6 +115,18 @@ def emit_json(kind: str, data: Any) -> None:
     """The versioned envelope every --json output uses."""
     sys.stdout.write(json.dumps({"gitvault": JSON_VERSION, "kind": kind, "data": data}, indent=2))
     sys.stdout.write("\n")
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether a command line asked for --json (before any `--`)."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    return "--json" in args
+
+
+def emit_error_json(message: str, hint: str | None, code: int) -> None:
+    """An error under --json: the same envelope, kind "error", on stdout (the message is also
+    printed on stderr for a person)."""
+    emit_json("error", {"message": message, "hint": hint, "exit_code": code})
 
 
 def print_error(message: str, hint: str | None) -> None:

@@ -25,28 +25,31 @@ def log_cmd(
         None,
         "--since",
         metavar="DATE",
-        help="Only entries after this date (YYYY-MM-DD or '3 days ago').",
+        help="Only items dated after this (YYYY-MM-DD or '3 days ago'): a note by its "
+        "project commit's date, a session by its save.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """The vault's history, newest first: one line per note, session and fold."""
+    """The vault's history, newest first: one line per note (with the project commit it
+    describes and that commit's date), session (by title) and fold."""
     if kind is not None and kind not in history.KINDS:
         raise GitvaultError(f"unknown kind {kind!r}", hint="use note, session or fold")
+    moment = parse_since(since)
     loc = location(ctx)
     vault = Vault(loc)
     vault.check_format()
-    items = list(history.entries(vault, limit=n, kind=kind, since=parse_since(since)))
+    items = list(history.entries(vault, limit=n, kind=kind, since=moment))
     if json_out:
         emit_json("log", [i.as_json() for i in items])
         return
     table = Table(box=None, pad_edge=False)
-    table.add_column("commit")
+    table.add_column("date")
     table.add_column("kind")
-    table.add_column("time")
+    table.add_column("id", overflow="fold")
     table.add_column("title", overflow="fold")
     for i in items:
-        table.add_row(i.commit[:10], i.kind, i.time, i.title)
-    out.print(table)
+        table.add_row(i.date[:16].replace("T", " "), i.kind, i.id, i.title)
+    out.print(table, markup=False)
     if not items:
         out.print("(nothing yet)")
 
@@ -54,17 +57,31 @@ def log_cmd(
 def show(
     ctx: typer.Context,
     ident: str = typer.Argument(
-        ..., metavar="ID", help="Commit sha (full or short), session slug or vault path."
+        ...,
+        metavar="ID",
+        help="c:<sha>, s:<slug>, digest[:<vault commit>], a commit (sha, HEAD, HEAD~2, a "
+        "branch), a session slug or a vault path.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Print a note, a session or the digest."""
+    """Print a note, a session or the digest: anything a digest or `gitvault search` cites, or
+    a commit of the project (its note). An abbreviation that fits several items lists them."""
     loc = location(ctx)
     vault = Vault(loc)
     vault.check_format()
     shown = history.show(vault, ident)
     if json_out:
-        emit_json("show", {"path": shown.path, "meta": shown.meta, "text": shown.text})
+        emit_json(
+            "show",
+            {
+                "id": shown.id,
+                "path": shown.path,
+                "at": shown.at,
+                "meta": shown.meta,
+                "text": shown.text,
+            },
+        )
         return
-    out.print(f"[bold]{shown.path}[/bold]", markup=True)
+    where = f" (at vault commit {shown.at[:7]})" if shown.at else ""
+    out.print(f"{shown.path}{where}", markup=False, style="bold")
     out.print(shown.text, markup=False)

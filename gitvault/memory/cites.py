@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
+
+from gitvault.vault import layout
+
+if TYPE_CHECKING:
+    from gitvault.vault.store import Vault
 
 # The digest's citation syntax (fold.digest writes lines `- fact (c:1a2b3c4, s:slug)`).
 _CITE = re.compile(r"\b([cs]):([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9])")
@@ -49,3 +55,27 @@ def rests_only_on_buried(line: str, tombs: Collection[str]) -> bool:
 def without_buried(lines: Iterable[str], tombs: Collection[str]) -> list[str]:
     """Digest lines minus those resting only on forgotten items."""
     return [ln for ln in lines if not rests_only_on_buried(ln, tombs)]
+
+
+def forgotten(vault: Vault, at: str | None = None) -> set[str]:
+    """The citations the vault's tombstones bury (one tree listing, no blob read)."""
+    out = set()
+    for name, is_dir in vault.listdir(layout.TOMBSTONES, at):
+        cite = layout.tombstone_cite(f"{layout.TOMBSTONES}/{name}")
+        if cite is not None and not is_dir:
+            out.add(cite)
+    return out
+
+
+def item_cite(path: str) -> str | None:
+    """The full citation of a note or session path (`c:<40 hex>` / `s:<slug>`), else None."""
+    sha = layout.note_sha(path)
+    if sha is not None:
+        return f"c:{sha}"
+    slug = layout.session_slug(path)
+    return f"s:{slug}" if slug is not None else None
+
+
+def path_is_buried(path: str, tombs: Collection[str]) -> bool:
+    cite = item_cite(path)
+    return cite is not None and bool(tombs) and is_buried(cite, tombs)

@@ -29,6 +29,8 @@ _COMMENTS: dict[tuple[str, str], str] = {
     ("capture", "stop_after_turns"): "0: ask for a save only when this session made commits",
     ("capture", "fold_on_session_end"): "start a background fold when a session ends",
     ("patch", "files"): 'more agent files (e.g. "AGENTS.md") get the same managed section',
+    ("status", "stale_items"): "`status --line` says STALE when more items wait for a fold",
+    ("status", "stale_days"): "… or when items wait and the digest is older than this",
 }
 
 

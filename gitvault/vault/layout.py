@@ -43,6 +43,8 @@ SESSIONS = "sessions"
 PATTERNS = "patterns"
 PINS = "patterns/pins.md"  # `gitvault pin`: standing rules a person adds, one `- ` line each
 TOMBSTONES = "tombstones"  # `gitvault forget`: one append-only file per forgotten item
+REDACTIONS = "redactions"  # `gitvault redact`: what was rewritten when (never the text)
+BACKUP_REFS = "refs/gitvault/backup/"  # the vault as it was before a redaction, until gc
 KEEP = ".keep"
 ROOT_FILES = (README, CONFIG, DIGEST)
 FOLDERS = (NOTES, SESSIONS, PATTERNS)
@@ -51,6 +53,7 @@ _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,120}")
 _NOTE_PATH = re.compile(r"notes/\d{4}/\d{2}/\d{2}/([0-9a-f]{40})\.md")
 _SESSION_PATH = re.compile(r"sessions/([a-z0-9][a-z0-9-]{0,120})\.md")
 _PATTERN_PATH = re.compile(r"patterns/([A-Za-z0-9][A-Za-z0-9._-]{0,80})\.md")
+_REDACTION_PATH = re.compile(r"redactions/\d{8}T\d{6}Z(-\d+)?\.md")
 _TOMBSTONE_PATH = re.compile(
     r"tombstones/(c-[0-9a-f]{40}|c-[0-9a-f]{7,39}|s-[a-z0-9][a-z0-9-]{0,120})\.md"
 )
@@ -121,6 +124,14 @@ def tombstone_cite(path: str) -> str | None:
     return f"{kind}:{ident}"
 
 
+def redaction_path(stamp: str) -> str:
+    return check_path(f"{REDACTIONS}/{stamp}.md")
+
+
+def is_redaction(path: str) -> bool:
+    return _REDACTION_PATH.fullmatch(path) is not None
+
+
 def is_item(path: str) -> bool:
     """A note or a session: what folds read."""
     return note_sha(path) is not None or session_slug(path) is not None
@@ -132,7 +143,9 @@ def in_layout(path: str) -> bool:
         return True
     if path == f"{PATTERNS}/{README}":
         return True
-    return is_item(path) or is_pattern(path) or tombstone_cite(path) is not None
+    return (
+        is_item(path) or is_pattern(path) or tombstone_cite(path) is not None or is_redaction(path)
+    )
 
 
 class BadPath(ValueError):
@@ -201,6 +214,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "fold_on_session_end": True,
     },
     "patch": {"files": ["CLAUDE.md"]},
+    # `gitvault status --line` says STALE past these (and when the last fold failed).
+    "status": {"stale_items": 20, "stale_days": 7},
 }
 RECALL_MAX_CHARS = 9500  # hard ceiling: Claude Code spills hook output over 10,000 characters
 

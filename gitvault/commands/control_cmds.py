@@ -1,0 +1,211 @@
+"""pin, unpin, pins, forget, redact, gc."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gitvault.commands.common import emit_json, err, location, out
+from gitvault.errors import GitvaultError, Refused
+from gitvault.memory import forget as forget_mod
+from gitvault.memory import pins as pins_mod
+from gitvault.vault.layout import PINS
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(pin)
+    app.command()(unpin)
+    app.command("pins")(pins_cmd)
+    app.command("forget")(forget_cmd)
+    app.command()(redact)
+    app.command()(gc)
+
+
+def pin(
+    ctx: typer.Context,
+    text: list[str] = typer.Argument(..., metavar="TEXT", help="The rule, one line."),  # noqa: B008
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Add a standing rule every agent is told at session start (a line in the vault's
+    patterns/pins.md, one commit). Recall shows at most 25 pattern lines; a pin beyond that is
+    refused, never silently dropped."""
+    loc = location(ctx)
+    done = pins_mod.pin(loc, " ".join(text))
+    if json_out:
+        emit_json(
+            "pin", {**done.pin.as_json(), "commit": done.commit, "redactions": done.redactions}
+        )
+        return
+    if done.commit is None:
+        out.print(f"already pinned: {done.pin.id}  {done.pin.text}", markup=False)
+        return
+    out.print(f"pinned {done.pin.id}  {done.pin.text}  ({done.commit[:7]})", markup=False)
+    if done.redactions:
+        out.print(f"  redacted {done.redactions} secret(s) before writing")
+
+
+def unpin(
+    ctx: typer.Context,
+    ident: str = typer.Argument(
+        ..., metavar="ID", help="p:<id> as `gitvault pins` shows, or the rule's text."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Remove a standing rule (from whichever patterns file holds it; one commit)."""
+    loc = location(ctx)
+    done = pins_mod.unpin(loc, ident)
+    if json_out:
+        emit_json("unpin", {**done.pin.as_json(), "commit": done.commit})
+        return
+    out.print(f"unpinned {done.pin.id}  {done.pin.text}", markup=False)
+
+
+def pins_cmd(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """List the standing rules recalled at every session start, with their IDs."""
+    loc = location(ctx)
+    found = pins_mod.pins(loc)
+    if json_out:
+        emit_json("pins", [p.as_json() for p in found])
+        return
+    if not found:
+        out.print('no pins yet: `gitvault pin "a rule every agent should follow"`')
+        return
+    for p in found:
+        where = "" if p.path == PINS else f"  [{p.path}]"
+        out.print(f"{p.id}  {p.text}{where}", markup=False)
+
+
+def forget_cmd(
+    ctx: typer.Context,
+    ident: str = typer.Argument(
+        ..., metavar="ID", help="c:<sha>, s:<slug>, a commit or a session slug (as `show`)."
+    ),
+    reason: str = typer.Option(
+        None, "--reason", metavar="TEXT", help="Why (kept in the tombstone)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Tombstone a note or a session (APPEND, one commit): it is no longer recalled, searched
+    or folded, and digest lines citing only forgotten items are hidden now and dropped by the
+    next fold. The item stays in the history; `redact` removes text from the history."""
+    loc = location(ctx)
+    done = forget_mod.forget(loc, ident, reason=reason)
+    if json_out:
+        emit_json(
+            "forget",
+            {
+                "id": done.cite,
+                "path": done.path,
+                "commit": done.commit,
+                "already": done.commit is None,
+                "digest_lines": done.digest_lines,
+            },
+        )
+        return
+    if done.commit is None:
+        out.print(f"{done.cite} was already forgotten", markup=False)
+    else:
+        out.print(f"forgot {done.cite} ({done.commit[:7]})", markup=False)
+    if done.digest_lines:
+        out.print(
+            f"  {done.digest_lines} digest line(s) rest only on forgotten items: hidden from "
+            "recall now, dropped by the next fold"
+        )
+
+
+def redact(
+    ctx: typer.Context,
+    ident: str = typer.Argument(
+        ..., metavar="ID", help="The item that holds the text (as `show`)."
+    ),
+    pattern: str = typer.Option(
+        ..., "--pattern", metavar="TEXT", help="The exact text to remove (e.g. a leaked key)."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """REWRITE the vault branch's history so TEXT is gone from every version of every file and
+    every commit message (replaced by [REDACTED]). The one exception to append-only: it asks
+    first, keeps the old history under refs/gitvault/backup/ until `gitvault gc`, and records
+    the rewrite in a commit (without the text). Clones that already fetched the vault keep it."""
+    loc = location(ctx)
+
+    def confirm(plan: forget_mod.RedactPlan) -> bool:
+        err.print(
+            f"redact: the text occurs in {plan.versions} file version(s) and {plan.messages} "
+            f"commit message(s); files: {', '.join(plan.paths[:8])}"
+            f"{' …' if len(plan.paths) > 8 else ''}",
+            markup=False,
+        )
+        err.print(
+            f"  this rewrites all {plan.commits} commits of the vault branch (new shas); the old "
+            "history stays under refs/gitvault/backup/ until `gitvault gc`",
+            markup=False,
+        )
+        if yes:
+            return True
+        if not sys.stdin.isatty():
+            raise Refused(
+                "redact rewrites history and needs a confirmation; nothing changed",
+                hint="run it in a terminal, or pass --yes",
+            )
+        return typer.confirm("rewrite the vault's history now?", default=False, err=True)
+
+    done = forget_mod.redact(loc, ident, pattern, confirm=confirm, say=err.print)
+    if done is None:
+        out.print("nothing changed")
+        return
+    plan = done.plan
+    if json_out:
+        emit_json(
+            "redact",
+            {
+                "target": plan.target,
+                "versions": plan.versions,
+                "messages": plan.messages,
+                "commits": plan.commits,
+                "paths": plan.paths,
+                "old_tip": done.old_tip,
+                "new_tip": done.new_tip,
+                "backup_ref": done.backup_ref,
+                "record": done.record_commit,
+            },
+        )
+        return
+    out.print(
+        f"redacted: {plan.versions} file version(s) and {plan.messages} commit message(s) "
+        f"rewritten; recorded in {done.record_commit[:7]}",
+        markup=False,
+    )
+    for line in (
+        f"the old history is kept under {done.backup_ref} until `gitvault gc`",
+        "clones and remotes that already fetched the vault still hold the text: push this vault "
+        "with `git push --force <remote> vault`, have every clone fetch it again, and rotate "
+        "the secret (a secret that left this machine must be treated as known)",
+        "until then, a `gitvault sync` from such a remote would merge the old history back",
+    ):
+        out.print(f"  {line}", markup=False)
+
+
+def gc(
+    ctx: typer.Context,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Delete the backups `redact` kept (refs/gitvault/backup/*), expire the vault branch's
+    reflog and prune what only they held (`git gc --prune=now`)."""
+    loc = location(ctx)
+    found = forget_mod.backups(loc)
+    if not found:
+        out.print("no redaction backups; nothing to do")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise Refused("gc deletes the redaction backups; nothing changed", hint="pass --yes")
+        if not typer.confirm(f"delete {len(found)} backup(s) and prune?", default=False, err=True):
+            raise GitvaultError("nothing changed")
+    gone = forget_mod.gc(loc)
+    out.print(f"deleted {len(gone)} backup(s); pruned the old vault history", markup=False)

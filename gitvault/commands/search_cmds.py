@@ -1,0 +1,68 @@
+"""search, stats."""
+
+from __future__ import annotations
+
+import typer
+
+from gitvault.commands.common import emit_json, location, out
+from gitvault.memory import search as search_mod
+from gitvault.memory import stats as stats_mod
+from gitvault.memory.dates import parse_since
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(search)
+    app.command()(stats)
+
+
+def search(
+    ctx: typer.Context,
+    query: list[str] = typer.Argument(..., metavar="QUERY", help="Words to search for."),  # noqa: B008
+    n: int = typer.Option(10, "-n", "--max-count", min=1, max=200, help="At most N results."),
+    kind: str = typer.Option(
+        None, "--kind", metavar="KIND", help="Only note, session or digest (past digest lines)."
+    ),
+    since: str = typer.Option(
+        None,
+        "--since",
+        metavar="DATE",
+        help="Only items dated after this (YYYY-MM-DD or '3 weeks ago'); notes are dated by "
+        "their commit.",
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Ranked full-text search (SQLite FTS5, BM25) over every note, session and past digest
+    line. A result holds every word of the query (or, marked partial, at least 60 % of them);
+    when nothing does, it says so. The text answer is at most 4,000 characters."""
+    loc = location(ctx)
+    text = " ".join(query)
+    answer = search_mod.Index(loc).search(text, limit=n, kind=kind, since=parse_since(since))
+    if json_out:
+        emit_json(
+            "search",
+            {
+                "query": answer.query,
+                "terms": answer.terms,
+                "min_terms": answer.min_terms,
+                "indexed": answer.indexed,
+                "results": [h.as_json() for h in answer.hits],
+            },
+        )
+        return
+    out.print(search_mod.render(answer), markup=False)
+
+
+def stats(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """How big the memory is and what it costs: notes, sessions, folds, raw vs digest
+    characters and the compression ratio, estimated tokens, recall size, fold spend, digest
+    age, pending items."""
+    loc = location(ctx)
+    report = stats_mod.stats(loc)
+    if json_out:
+        emit_json("stats", report.as_json())
+        return
+    for label, value in report.lines():
+        out.print(f"{label:<22} {value}", markup=False)

@@ -1,0 +1,390 @@
+"""`gitvault forget` (append-only) and `gitvault redact` (the one rewrite of history).
+
+forget ID: one commit adds `tombstones/<c|s>-<id>.md`. From then on the item is not recalled,
+searched or folded, and digest lines citing only forgotten items are hidden from recall at once
+and dropped by the next fold. The item stays in the history (that is what append-only means):
+`git log vault` shows the forget, and deleting the tombstone would bring the item back.
+
+redact ID --pattern TEXT: the text is replaced by `[REDACTED]` in every version of every file
+and in every commit message of the vault branch, through `git fast-export | git fast-import`.
+The old history is kept under `refs/gitvault/backup/<time>` until `gitvault gc`; a commit after
+the rewrite records what was redacted (never the text); the search index is dropped. Clones
+and remotes that already have the old vault keep the text: only they can delete it.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitvault.errors import GitvaultError, Refused
+from gitvault.memory import cites, history, search
+from gitvault.resolve import Location
+from gitvault.vault import frontmatter, gitcmd, layout, schemas
+from gitvault.vault.store import PathTaken, Vault
+
+REPLACEMENT = b"[REDACTED]"
+MIN_PATTERN = 4
+MAX_PATTERN = 1000
+ATTEMPTS = 5
+_CITE_ONLY = re.compile(r"c:[0-9a-f]{7,40}")
+
+
+class ForgetError(GitvaultError):
+    pass
+
+
+# -- forget ----------------------------------------------------------------------------------
+
+
+forgotten = cites.forgotten
+
+
+@dataclass(frozen=True)
+class Forgot:
+    cite: str
+    path: str | None  # the item's path (None: a citation without a note)
+    commit: str | None  # None: it was already forgotten
+    digest_lines: int  # lines of the current digest that rest only on forgotten items
+
+
+def _target(vault: Vault, ident: str) -> tuple[str, str | None]:
+    try:
+        target = history.resolve_id(vault, ident)
+    except history.NotFound:
+        raw = ident.strip().lower()
+        if _CITE_ONLY.fullmatch(raw):
+            return raw, None  # a digest cites a commit that has no note: bury the citation
+        raise
+    if target.kind == "note":
+        return target.cite, target.path
+    if target.kind == "session":
+        return target.cite, target.path
+    raise ForgetError(
+        f"{ident!r} is {target.path}, not a note or a session",
+        hint="forget takes c:<sha>, s:<slug> or what a digest line cites; to remove text "
+        "from the history use `gitvault redact ID --pattern TEXT`",
+    )
+
+
+def forget(loc: Location, ident: str, *, reason: str | None = None) -> Forgot:
+    vault = Vault(loc)
+    vault.check_format()
+    cite, path = _target(vault, ident)
+    meta: dict[str, object] = {
+        "kind": "tombstone",
+        "cite": cite,
+        "path": path,
+        "forgotten_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "reason": _one_line(reason, 300) if reason else None,
+    }
+    meta = {k: v for k, v in meta.items() if v is not None}
+    schemas.validate("tombstone.schema.json", meta, "tombstone front matter")
+    body = (
+        f"# forgotten: {cite}\n\nNot recalled, searched or folded since {meta['forgotten_at']}. "
+        "The item stays in the vault's history; deleting this file brings it back.\n"
+    )
+    tomb = layout.tombstone_path(cite)
+    commit: str | None
+    try:
+        commit = vault.commit(
+            {tomb: frontmatter.render(meta, body).encode()}, f"forget {cite}", create_only=True
+        )
+    except PathTaken:
+        commit = None
+    tombs = forgotten(vault)
+    return Forgot(cite, path, commit, _buried_lines(vault, tombs))
+
+
+def _buried_lines(vault: Vault, tombs: set[str]) -> int:
+    text = vault.read_text(layout.DIGEST) or ""
+    _, body = frontmatter.parse(text)
+    return sum(1 for ln in body.splitlines() if cites.rests_only_on_buried(ln, tombs))
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = re.sub(r"[\x00-\x1f\x7f]", " ", text)
+    return re.sub(r"\s+", " ", text).strip()[:limit]
+
+
+# -- redact ----------------------------------------------------------------------------------
+
+
+@dataclass
+class RedactPlan:
+    target: str  # the citation or path the user named
+    target_path: str
+    versions: int = 0  # file versions (blobs) holding the text
+    messages: int = 0  # commit messages holding the text
+    commits: int = 0  # vault commits in the history
+    paths: list[str] = field(default_factory=list)  # files with at least one version changed
+
+
+@dataclass(frozen=True)
+class Redacted:
+    plan: RedactPlan
+    backup_ref: str
+    old_tip: str
+    new_tip: str
+    record_commit: str
+
+
+class _Rewrite:
+    """One pass of fast-export → text replaced → fast-import (not yet published)."""
+
+    def __init__(self, loc: Location, tip: str, needle: bytes) -> None:
+        self.loc = loc
+        self.cwd = loc.common_dir
+        self.tip = tip
+        self.needle = needle
+        self.changed_marks: set[bytes] = set()
+        self.paths: set[str] = set()
+        self.versions = 0
+        self.messages = 0
+        self.commits = 0
+        self.stream = b""
+
+    def export(self, marks: Path, temp_ref: str) -> None:
+        proc = gitcmd.run_git(
+            [
+                "fast-export",
+                "--reencode=no",
+                "--signed-tags=strip",
+                f"--export-marks={marks}",
+                self.tip,
+            ],
+            self.cwd,
+        )
+        self.stream = self._filter(proc.stdout, temp_ref.encode())
+
+    def _filter(self, data: bytes, temp_ref: bytes) -> bytes:
+        out = bytearray()
+        pos = 0
+        mark = b""
+        in_commit = False
+        size = len(data)
+        while pos < size:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                end = size
+            line = data[pos:end]
+            pos = end + 1
+            if line.startswith(b"data "):
+                length = int(line[5:])
+                body = bytes(data[pos : pos + length])
+                pos += length
+                new = body.replace(self.needle, REPLACEMENT)
+                if new != body:
+                    if in_commit:
+                        self.messages += 1
+                    else:
+                        self.versions += 1
+                        self.changed_marks.add(mark)
+                        _check_structure(body, new)
+                out += b"data %d\n" % len(new) + new
+                continue
+            if line == b"blob":
+                in_commit, mark = False, b""
+            elif line.startswith(b"mark "):
+                mark = line[5:]
+            elif line.startswith(b"commit "):
+                in_commit = True
+                self.commits += 1
+                line = b"commit " + temp_ref
+            elif line.startswith(b"reset "):
+                line = b"reset " + temp_ref
+            elif line.startswith(b"M ") and in_commit:
+                parts = line.split(b" ", 3)
+                if len(parts) == 4 and parts[2] in self.changed_marks:
+                    self.paths.add(parts[3].decode("utf-8", "replace"))
+            out += line + b"\n"
+        return bytes(out)
+
+    def import_(self, marks: Path, temp_ref: str) -> str:
+        gitcmd.run_git(
+            ["fast-import", "--quiet", f"--export-marks={marks}"], self.cwd, input=self.stream
+        )
+        new_tip = gitcmd.ref_exists(self.cwd, temp_ref)
+        gitcmd.run_git(["update-ref", "-d", temp_ref], self.cwd, check=False)
+        if new_tip is None:
+            raise GitvaultError("git fast-import wrote no rewritten history; nothing changed")
+        return new_tip
+
+
+def _check_structure(old: bytes, new: bytes) -> None:
+    """Refuse a replacement that would change a file's structure (front matter keys, headings)."""
+    before, after = old.decode("utf-8", "replace"), new.decode("utf-8", "replace")
+    meta_a, body_a = frontmatter.parse(before)
+    meta_b, body_b = frontmatter.parse(after)
+    headings_a = [ln for ln in body_a.splitlines() if ln.startswith("#")]
+    headings_b = [ln for ln in body_b.splitlines() if ln.startswith("#")]
+    if (
+        set(meta_a) != set(meta_b)
+        or meta_a.get("kind") != meta_b.get("kind")
+        or len(headings_a) != len(headings_b)
+    ):
+        raise Refused(
+            "the text also occurs in the structure of a vault file (front matter or headings); "
+            "replacing it would break that file, so nothing was changed",
+            hint="pass the secret itself, not a word gitvault uses in its files",
+        )
+
+
+def _marks(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return out
+    for line in text.splitlines():
+        mark, _, sha = line.partition(" ")
+        if mark.startswith(":") and layout.is_full_sha(sha):
+            out[mark] = sha
+    return out
+
+
+def check_pattern(pattern: str) -> bytes:
+    if "\n" in pattern or "\r" in pattern:
+        raise ForgetError("the pattern is one line of text", hint="redact each line on its own")
+    if len(pattern) < MIN_PATTERN:
+        raise ForgetError(
+            f"the pattern must be at least {MIN_PATTERN} characters",
+            hint="a short pattern would rewrite unrelated text everywhere",
+        )
+    if len(pattern) > MAX_PATTERN or REPLACEMENT.decode() in pattern:
+        raise ForgetError("that pattern cannot be redacted", hint="pass the secret itself")
+    return pattern.encode("utf-8")
+
+
+def redact(
+    loc: Location,
+    ident: str,
+    pattern: str,
+    *,
+    confirm: Callable[[RedactPlan], bool],
+    say: Callable[[str], None] = lambda _: None,
+) -> Redacted | None:
+    """Rewrite the vault's history without pattern. confirm(plan) decides (False: nothing
+    changed, None returned)."""
+    needle = check_pattern(pattern)
+    vault = Vault(loc)
+    vault.check_format()
+    target = history.resolve_id(vault, ident)
+    asked = False
+    with tempfile.TemporaryDirectory(prefix="gitvault-redact-") as scratch:
+        for attempt in range(ATTEMPTS):
+            old = vault.check_format()
+            temp_ref = f"refs/gitvault/redacting-{time.time_ns()}"
+            rewrite = _Rewrite(loc, old, needle)
+            exported, imported = Path(scratch) / f"a{attempt}", Path(scratch) / f"b{attempt}"
+            rewrite.export(exported, temp_ref)
+            plan = RedactPlan(
+                target=ident.strip(),
+                target_path=target.path,
+                versions=rewrite.versions,
+                messages=rewrite.messages,
+                commits=rewrite.commits,
+                paths=sorted(rewrite.paths),
+            )
+            if target.path not in rewrite.paths:
+                raise ForgetError(
+                    f"{target.path} holds no such text in any version",
+                    hint="check the ID and the exact text (case matters)",
+                )
+            if not asked:
+                if not confirm(plan):
+                    return None
+                asked = True
+            new_tip = rewrite.import_(imported, temp_ref)
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            backup = f"{layout.BACKUP_REFS}{stamp}-{attempt}"
+            if vault.replace_history(new_tip, old, backup, f"redact {plan.target}"):
+                renamed = _renamed(_marks(exported), _marks(imported))
+                record = _record(vault, plan, stamp, backup, old, renamed)
+                search.drop(loc)
+                return Redacted(plan, backup, old, new_tip, record)
+            say("the vault moved during the rewrite; rewriting again")
+    raise GitvaultError(
+        f"the vault kept moving: gave up after {ATTEMPTS} rewrites",
+        hint="stop other gitvault processes (agents, drains) and try again",
+    )
+
+
+def _renamed(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
+    """old commit sha → new commit sha, through the marks both sides share."""
+    return {sha: after[mark] for mark, sha in before.items() if mark in after}
+
+
+def _record(
+    vault: Vault,
+    plan: RedactPlan,
+    stamp: str,
+    backup: str,
+    old_tip: str,
+    renamed: dict[str, str],
+) -> str:
+    """The commit after the rewrite: what was redacted (never the text), and the digest's
+    watermark re-pointed at the rewritten commit, so the next fold does not start over."""
+    meta: dict[str, object] = {
+        "kind": "redaction",
+        "target": plan.target[:300],
+        "redacted_at": f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T"
+        f"{stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}Z",
+        "versions": plan.versions,
+        "messages": plan.messages,
+        "commits": plan.commits,
+        "backup_ref": backup,
+        "old_tip": old_tip,
+    }
+    schemas.validate("redaction.schema.json", meta, "redaction record")
+    body = (
+        f"# redacted from {plan.target}\n\n"
+        f"Text was replaced by {REPLACEMENT.decode()} in {plan.versions} file version(s) and "
+        f"{plan.messages} commit message(s) across {plan.commits} vault commits.\n"
+        f"Files: {', '.join(plan.paths[:20])}{' …' if len(plan.paths) > 20 else ''}\n\n"
+        f"The history before the rewrite is kept under {backup} until `gitvault gc`.\n"
+        "Clones and remotes that fetched the vault before keep the old text.\n"
+    )
+    changes: dict[str, bytes | None] = {
+        layout.redaction_path(stamp): frontmatter.render(meta, body).encode()
+    }
+    digest = vault.read_text(layout.DIGEST)
+    if digest is not None:
+        dmeta, dbody = frontmatter.parse(digest)
+        mark = dmeta.get("watermark")
+        if isinstance(mark, str) and mark in renamed:
+            dmeta["watermark"] = renamed[mark]
+            changes[layout.DIGEST] = frontmatter.render(dmeta, dbody).encode()
+    return vault.commit(
+        changes, f"redact {plan.target}: {plan.versions} version(s) rewritten (text not kept)"
+    )
+
+
+# -- gc --------------------------------------------------------------------------------------
+
+
+def backups(loc: Location) -> list[str]:
+    proc = gitcmd.run_git(
+        ["for-each-ref", "--format=%(refname)", layout.BACKUP_REFS], loc.common_dir
+    )
+    return [ln for ln in proc.stdout.decode().splitlines() if ln.strip()]
+
+
+def gc(loc: Location) -> list[str]:
+    """Delete the redaction backups, expire the vault branch's reflog, prune what only they
+    kept (`git gc --prune=now`). Returns the refs deleted."""
+    vault = Vault(loc)
+    gone = backups(loc)
+    for ref in gone:
+        gitcmd.run_git(["update-ref", "-d", ref], loc.common_dir)
+    gitcmd.run_git(
+        ["reflog", "expire", "--expire=now", "--expire-unreachable=now", vault.ref],
+        loc.common_dir,
+    )
+    gitcmd.run_git(["gc", "--prune=now", "--quiet"], loc.common_dir)
+    return gone

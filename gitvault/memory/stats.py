@@ -1,0 +1,332 @@
+"""`gitvault stats` and `gitvault status --line`: how big the memory is, what it costs, and
+whether the digest is behind. Plain git only (no pygit2, no jsonschema, no tomllib): the status
+line runs on every shell prompt and every Claude Code status refresh, within 50 ms.
+
+STALE, in the line, means one of:
+- more than `status.stale_items` notes and sessions wait for a fold (vault.toml; default 20);
+- something waits and the digest is older than `status.stale_days` days (default 7);
+- the last fold failed (fold-state.json in gitvault's folder of the common git dir, written by
+  the fold).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from gitvault.resolve import Location
+from gitvault.vault import frontmatter, gitcmd, layout
+
+# gitvault.fold.run writes the day's (and the running total of) characters sent to a model here.
+BUDGET_FILE = "fold-budget.json"
+PENDING_CAP = 1000  # the line counts unfolded items up to this many ("1000+")
+CHARS_PER_TOKEN = 4
+
+
+def _fold_state(loc: Location) -> dict[str, object]:
+    try:
+        data = json.loads((loc.state_dir / layout.FOLD_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _budget(loc: Location) -> tuple[int, int]:
+    """(characters sent today, in total) as the fold recorded them."""
+    try:
+        data = json.loads((loc.state_dir / BUDGET_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0, 0
+    if not isinstance(data, dict):
+        return 0, 0
+    today = data.get("chars", 0) if data.get("date") == time.strftime("%Y-%m-%d") else 0
+    total = data.get("total", data.get("chars", 0))
+    return (
+        today if isinstance(today, int) else 0,
+        total if isinstance(total, int) else 0,
+    )
+
+
+def _seconds(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
+
+
+def _pending(cwd: Path, mark: str | None, tip: str, cap: int | None) -> int:
+    """Note and session commits not yet folded (watermark..tip), counted up to cap."""
+    args = ["rev-list", "--count", "--grep=^note ", "--grep=^session "]
+    if cap is not None:
+        args.append(f"--max-count={cap}")
+    args += [tip, f"^{mark}"] if mark else [tip]
+    proc = gitcmd.run_git([*args, "--"], cwd, check=False)
+    text = proc.stdout.decode().strip()
+    return int(text) if proc.returncode == 0 and text.isdigit() else 0
+
+
+def _age(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{max(0, int(seconds // 60))}m"
+    if seconds < 86400 * 2:
+        return f"{int(seconds // 3600)}h"
+    return f"{int(seconds // 86400)}d"
+
+
+class Line(NamedTuple):  # not a dataclass: `dataclasses` costs ~5 ms the line cannot pay
+    text: str
+    stale: bool
+    reasons: tuple[str, ...] = ()
+
+
+def status_line(loc: Location, now: float | None = None) -> Line:
+    """One short line for a shell prompt or Claude Code's statusLine."""
+    cwd = loc.common_dir
+    rev = layout.branch_ref(gitcmd.vault_branch(cwd))
+    digest_spec, config_spec = f"{rev}:{layout.DIGEST}", f"{rev}:{layout.CONFIG}"
+    tip = gitcmd.ref_exists(cwd, rev)
+    if tip is None:
+        return Line("gitvault: not installed (gitvault install)", False)
+    blobs = gitcmd.cat_blobs(cwd, [digest_spec, config_spec])
+    config = blobs.get(config_spec)
+    settings = layout.read_settings(config.decode("utf-8", "replace") if config else None, "status")
+    max_items, max_days = int(settings["stale_items"]), int(settings["stale_days"])
+    meta: dict[str, object] = {}
+    if digest_spec in blobs:
+        meta, _ = frontmatter.parse(blobs[digest_spec].decode("utf-8", "replace"))
+    mark = meta.get("watermark") if isinstance(meta.get("watermark"), str) else None
+    pending = _pending(cwd, str(mark) if mark else None, tip, PENDING_CAP)
+    folded = _seconds(meta.get("folded_at"))
+    moment = time.time() if now is None else now
+    reasons: list[str] = []
+    count = f"{pending}+" if pending >= PENDING_CAP else str(pending)
+    if pending > max_items:
+        reasons.append(f"{count} unfolded")
+    if pending and folded is not None and moment - folded > max_days * 86400:
+        reasons.append(f"digest {_age(moment - folded)} old")
+    failure = _fold_state(loc).get("failure")
+    if isinstance(failure, dict):
+        reasons.append(f"last fold failed ({str(failure.get('merger') or 'fold')[:20]})")
+    if reasons:
+        return Line("gitvault STALE: " + ", ".join(reasons), True, tuple(reasons))
+    digest = f"digest {_age(moment - folded)} old" if folded is not None else "no digest yet"
+    return Line(f"gitvault: {digest}, {count} unfolded", False)
+
+
+# -- stats -----------------------------------------------------------------------------------
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.notes = 0
+        self.sessions = 0
+        self.folds = 0
+        self.pins = 0
+        self.forgotten = 0
+        self.raw_chars = 0  # every note and session as stored
+        self.digest_chars = 0
+        self.recall_chars = 0
+        self.fold_chars_today = 0
+        self.fold_chars_total = 0
+        self.digest_age_seconds: int | None = None
+        self.pending = 0
+        self.line = ""
+
+    @property
+    def ratio(self) -> float | None:
+        return round(self.raw_chars / self.digest_chars, 1) if self.digest_chars else None
+
+    def as_json(self) -> dict[str, object]:
+        tokens = {
+            "raw": self.raw_chars // CHARS_PER_TOKEN,
+            "digest": self.digest_chars // CHARS_PER_TOKEN,
+            "recall": self.recall_chars // CHARS_PER_TOKEN,
+            "fold_today": self.fold_chars_today // CHARS_PER_TOKEN,
+            "fold_total": self.fold_chars_total // CHARS_PER_TOKEN,
+        }
+        return {
+            "notes": self.notes,
+            "sessions": self.sessions,
+            "folds": self.folds,
+            "pins": self.pins,
+            "forgotten": self.forgotten,
+            "raw_chars": self.raw_chars,
+            "digest_chars": self.digest_chars,
+            "compression_ratio": self.ratio,
+            "recall_chars": self.recall_chars,
+            "fold_chars_today": self.fold_chars_today,
+            "fold_chars_total": self.fold_chars_total,
+            "estimated_tokens": tokens,
+            "digest_age_seconds": self.digest_age_seconds,
+            "pending": self.pending,
+            "status_line": self.line,
+        }
+
+    def lines(self) -> list[tuple[str, str]]:
+        ratio = f"{self.ratio}:1" if self.ratio is not None else "- (no digest yet)"
+        age = _age(self.digest_age_seconds) if self.digest_age_seconds is not None else "-"
+        t = CHARS_PER_TOKEN
+        return [
+            ("notes", f"{self.notes:,}"),
+            ("sessions", f"{self.sessions:,}"),
+            ("folds", f"{self.folds:,}"),
+            ("pins / forgotten", f"{self.pins} / {self.forgotten}"),
+            ("raw memory", f"{self.raw_chars:,} chars ≈ {self.raw_chars // t:,} tokens"),
+            ("digest", f"{self.digest_chars:,} chars ≈ {self.digest_chars // t:,} tokens"),
+            ("compression", ratio),
+            ("recall block", f"{self.recall_chars:,} chars ≈ {self.recall_chars // t:,} tokens"),
+            (
+                "fold spend",
+                f"today {self.fold_chars_today:,} chars ≈ {self.fold_chars_today // t:,} tokens; "
+                f"total {self.fold_chars_total:,} chars ≈ {self.fold_chars_total // t:,} tokens",
+            ),
+            ("digest age", age),
+            ("pending", f"{self.pending:,} notes and sessions wait for a fold"),
+            ("status", self.line),
+        ]
+
+
+def stats(loc: Location) -> Stats:
+    from gitvault.memory import recall
+
+    cwd = loc.common_dir
+    rev = layout.branch_ref(gitcmd.vault_branch(cwd))
+    out = Stats()
+    tip = gitcmd.ref_exists(cwd, rev)
+    if tip is None:
+        out.line = "gitvault: not installed (gitvault install)"
+        return out
+    proc = gitcmd.run_git(
+        ["-c", "core.quotePath=false", "ls-tree", "-r", "-l", "-z", tip], cwd, check=False
+    )
+    for record in proc.stdout.split(b"\0"):
+        head, _, raw_path = record.partition(b"\t")
+        parts = head.split()
+        if len(parts) < 4 or not parts[3].isdigit():
+            continue
+        path, size = raw_path.decode("utf-8", "replace"), int(parts[3])
+        if layout.note_sha(path):
+            out.notes += 1
+            out.raw_chars += size
+        elif layout.session_slug(path):
+            out.sessions += 1
+            out.raw_chars += size
+        elif path == layout.DIGEST:
+            out.digest_chars = size
+        elif layout.tombstone_cite(path):
+            out.forgotten += 1
+    folds = gitcmd.run_git(["rev-list", "--count", "--grep=^fold ", tip, "--"], cwd, check=False)
+    out.folds = int(folds.stdout.strip() or 0) if folds.returncode == 0 else 0
+    digest = gitcmd.cat_blobs(cwd, [f"{tip}:{layout.DIGEST}"]).get(f"{tip}:{layout.DIGEST}")
+    meta: dict[str, object] = {}
+    if digest is not None:
+        meta, _ = frontmatter.parse(digest.decode("utf-8", "replace"))
+    folded = _seconds(meta.get("folded_at"))
+    out.digest_age_seconds = int(time.time() - folded) if folded is not None else None
+    mark = meta.get("watermark")
+    out.pending = _pending(cwd, mark if isinstance(mark, str) else None, tip, None)
+    patterns = gitcmd.ls_tree(cwd, tip, [layout.PATTERNS + "/"])
+    blobs = gitcmd.cat_blobs(cwd, [e.oid for e in patterns if layout.is_pattern(e.path)])
+    out.pins = sum(
+        1
+        for data in blobs.values()
+        for line in data.decode("utf-8", "replace").splitlines()
+        if line.strip().startswith(("- ", "* "))
+    )
+    try:
+        out.recall_chars = len(recall.build(loc.workdir or cwd).text)
+    except gitcmd.GitError:
+        out.recall_chars = 0
+    out.fold_chars_today, out.fold_chars_total = _budget(loc)
+    out.line = status_line(loc).text
+    return out
+
+
+# -- the command line's fast path -------------------------------------------------------------
+
+
+def _stdin_dir() -> str | None:
+    """The directory Claude Code's statusLine names on stdin (workspace.project_dir, else cwd).
+    A terminal or an empty stdin names none."""
+    import select
+    import sys
+
+    stream = sys.stdin
+    try:
+        if stream is None or stream.isatty():
+            return None
+        ready, _, _ = select.select([stream], [], [], 0.05)
+        if not ready:
+            return None
+        data = json.loads(stream.read(65536) or "null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    workspace = data.get("workspace")
+    for value in (
+        workspace.get("project_dir") if isinstance(workspace, dict) else None,
+        workspace.get("current_dir") if isinstance(workspace, dict) else None,
+        data.get("cwd"),
+    ):
+        if isinstance(value, str) and value and "\0" not in value:
+            return value
+    return None
+
+
+def print_line(repo: str | None, *, json_out: bool = False) -> int:
+    """`gitvault status --line`: print the line (nothing outside a repository, so a shell
+    prompt stays clean) and return the exit code. Never drains or writes anything."""
+    import sys
+
+    from gitvault.errors import GitvaultError, NotARepository
+    from gitvault.resolve import resolve
+
+    where = repo or _stdin_dir()
+    try:
+        loc = resolve(repo) if repo else resolve(cwd=Path(where) if where else None)
+        line = status_line(loc)
+    except NotARepository:
+        if repo is not None:
+            raise
+        line = Line("", False)
+    except GitvaultError as exc:
+        line = Line(f"gitvault: {exc.message}"[:80], False)
+    if json_out:
+        payload = {"line": line.text, "stale": line.stale, "reasons": list(line.reasons)}
+        sys.stdout.write(json.dumps({"gitvault": 1, "kind": "status-line", "data": payload}))
+        sys.stdout.write("\n")
+    elif line.text:
+        sys.stdout.write(line.text + "\n")
+    return 0
+
+
+def fast_status_line(argv: list[str]) -> int | None:
+    """The exit code when argv is `status --line` (with --repo/-C PATH, --json anywhere), else
+    None: the CLI calls this before loading typer and rich (~200 ms a prompt cannot pay)."""
+    repo: str | None = None
+    seen: set[str] = set()
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in ("--repo", "-C") and index + 1 < len(argv):
+            repo = argv[index + 1]
+            index += 2
+            continue
+        if arg.startswith("--repo="):
+            repo = arg.split("=", 1)[1]
+        elif arg in ("status", "--line", "--json") and arg not in seen:
+            seen.add(arg)
+        else:
+            return None
+        index += 1
+    if not {"status", "--line"} <= seen or argv.index("status") > argv.index("--line"):
+        return None
+    import os
+
+    return print_line(repo or os.environ.get("GITVAULT_REPO") or None, json_out="--json" in seen)
