@@ -2,13 +2,48 @@
 
 from __future__ import annotations
 
+import os
 import sys
-import traceback
 
-import typer
+from gitvault.memory.stats import fast_status_line
 
-from gitvault import __version__, errors
-from gitvault.commands import claude_cmds, common, core_cmds, history_cmds, memory_cmds
+
+def _fast_path() -> None:
+    """`gitvault status --line` runs at every prompt and status-line refresh (≤ 50 ms): when
+    this process is the gitvault command and was asked only that, answer before typer and rich
+    load (~200 ms). Anything else, or an import of this module from elsewhere, goes on."""
+    name = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if name not in ("gitvault", "__main__.py") or "status" not in sys.argv[1:]:
+        return
+    from gitvault.errors import GitvaultError
+
+    try:
+        code = fast_status_line(sys.argv[1:])
+    except GitvaultError as exc:
+        sys.stderr.write(f"gitvault: error: {exc.message}\n")
+        code = exc.exit_code
+    if code is not None:
+        sys.stdout.flush()
+        sys.exit(code)
+
+
+_fast_path()
+
+# The rest loads only when the fast path did not answer.
+import traceback  # noqa: E402
+
+import typer  # noqa: E402
+
+from gitvault import __version__, errors  # noqa: E402
+from gitvault.commands import (  # noqa: E402
+    claude_cmds,
+    common,
+    control_cmds,
+    core_cmds,
+    history_cmds,
+    memory_cmds,
+    search_cmds,
+)
 
 app = typer.Typer(
     name="gitvault",
@@ -49,6 +84,12 @@ core_cmds.register(app)
 history_cmds.register(app)
 memory_cmds.register(app)
 claude_cmds.register(app)
+search_cmds.register(app)
+control_cmds.register(app)
+# --repo/-C works after the command name too (the README says every command takes it).
+for _info in app.registered_commands:
+    if _info.callback is not None:
+        _info.callback = common.accepts_repo(_info.callback)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         return code if isinstance(code, int) else (errors.OK if code is None else errors.ERROR)
     except errors.GitvaultError as exc:
         common.print_error(exc.message, exc.hint)
+        if common.wants_json(sys.argv[1:] if argv is None else argv):
+            common.emit_error_json(exc.message, exc.hint, exc.exit_code)
         return exc.exit_code
     except KeyboardInterrupt:
         print("gitvault: interrupted", file=sys.stderr)
@@ -70,10 +113,11 @@ def main(argv: list[str] | None = None) -> int:
         return errors.OK
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a message + log
         path = common.log_internal_error(traceback.format_exc(), _repo_arg(argv))
-        common.print_error(
-            f"internal error: {type(exc).__name__}: {exc}",
-            f"this is a bug; details in {path}" if path else "this is a bug",
-        )
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        hint = f"this is a bug; details in {path}" if path else "this is a bug"
+        common.print_error(message, hint)
+        if common.wants_json(sys.argv[1:] if argv is None else argv):
+            common.emit_error_json(message, hint, errors.INTERNAL)
         return errors.INTERNAL
 
 
