@@ -33,3 +33,4 @@ demo:
 # Many writers at once: the concurrency tests, five rounds.
 stress:
     for i in 1 2 3 4 5; do {{python}} -m pytest -q -k "at_once or concurrent" tests/test_store.py || exit 1; done
+    {{python}} -m pytest -q -m stress

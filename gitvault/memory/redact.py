@@ -534,6 +534,11 @@ def _back(prefix: str, width: int) -> SpanOf:
     return span_of
 
 
+def _mailgun(match: re.Match[str]) -> Span | None:
+    start, end = match.span()
+    return (start - 3 if end - start == 33 else start - 32), end
+
+
 _DISCORD_HEAD = re.compile(r"(?<![\w.-])[MNO][\w-]{23,25}")
 
 
@@ -645,10 +650,13 @@ RULES: tuple[Rule, ...] = (
     _provider("sendgrid_api_key", r"(?P<secret>SG\.[\w-]{22}\.[\w-]{43})", "SG."),
     _provider(
         "mailgun_api_key",
-        r"(?P<secret>key-[a-f0-9]{32})" + _E + r"|-(?<=(?<![\w-])[a-f0-9]{32}-)"
-        r"[a-f0-9]{8}-[a-f0-9]{8}" + _E,
+        # found by its "-" (a literal first lets the regex engine skip ahead): key-<32 hex>,
+        # or <32 hex>-<8 hex>-<8 hex>
+        r"-(?:(?<=(?<![\w-])key-)[a-f0-9]{32}|(?<=(?<![\w-])[a-f0-9]{32}-)[a-f0-9]{8}-[a-f0-9]{8})"
+        + _E,
         "-",
-        span_of=_back("-", 32),
+        after=None,
+        span_of=_mailgun,
     ),
     _provider(
         "mailchimp_api_key",
@@ -976,7 +984,7 @@ RULES: tuple[Rule, ...] = (
             r"(?i)(?<![a-z0-9])(?:pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
             r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])(?:\s*\([^)\n]{0,30}\))?"
             r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|)\s*"
-            r"['\"`]?(?P<secret>[^\s'\"`,;()=:][^\s'\"`,;()]{7,})"
+            r"['\"`]?(?P<secret>[^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})"
         ),
         ("pass", "pw", "secret", "key", "token", "cred"),
         folded=True,
@@ -999,8 +1007,6 @@ _MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
 def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
     """The stretches of ``text`` to scan for ``rule`` (see ``Rule.reach``); [] when none of its
     literals occurs."""
-    if rule.reach == TEXT:
-        return [(0, len(text))] if any(lit in haystack for lit in rule.literals) else []
     hits: list[Span] = []
     for literal in rule.literals:
         at = haystack.find(literal)
@@ -1038,12 +1044,22 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
     exact = len(lower) == len(text)  # lower-casing kept every position (no İ and the like)
     found: list[tuple[int, int, int]] = []
     for index, rule in enumerate(RULES):
-        if rule.context and not any(word in lower for word in rule.context):
-            continue
-        if rule.folded and not exact:  # positions in `lower` are not those of `text`
-            windows = [(0, len(text))] if any(lit in lower for lit in rule.literals) else []
+        if rule.context:
+            for word in rule.context:
+                if word in lower:
+                    break
+            else:
+                continue
+        haystack = lower if rule.folded else text
+        for literal in rule.literals:
+            if literal in haystack:
+                break
         else:
-            windows = _windows(text, lower if rule.folded else text, rule)
+            continue  # none of the rule's literals: skip it
+        if rule.reach == TEXT or (rule.folded and not exact):  # (`lower` positions differ)
+            windows = [(0, len(text))]
+        else:
+            windows = _windows(text, haystack, rule)
         for start, end in windows:
             for match in rule.pattern.finditer(text, start, end):
                 if (
@@ -1076,23 +1092,32 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
     return [(start, end, RULES[index].kind) for start, end, index in merged]
 
 
-def redact_secrets(text: str) -> tuple[str, list[Redaction]]:
-    """Replace each secret with ``[REDACTED:<kind>]``; return the text and counts per kind.
-
-    Kinds are reported in rule order (the docstring's tables), only those found.
-    """
-    spans = secret_spans(text)
-    if not spans:
-        return text, []
+def _apply(text: str, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> str:
     pieces: list[str] = []
-    counts: dict[str, int] = {}
     at = 0
     for start, end, kind in spans:
-        pieces.append(text[at:start])
-        pieces.append(f"[REDACTED:{kind}]")
+        pieces += [text[at:start], f"[REDACTED:{kind}]"]
         counts[kind] = counts.get(kind, 0) + 1
         at = end
     pieces.append(text[at:])
-    order = {rule.kind: index for index, rule in enumerate(RULES)}
-    found = sorted(counts.items(), key=lambda item: order[item[0]])
-    return "".join(pieces), [Redaction(kind, count) for kind, count in found]
+    return "".join(pieces)
+
+
+_ORDER = {rule.kind: index for index, rule in enumerate(RULES)}
+
+
+def redact_secrets(text: str) -> tuple[str, list[Redaction]]:
+    """Replace each secret with ``[REDACTED:<kind>]``; return the text and counts per kind.
+
+    Kinds are reported in rule order (the docstring's tables), only those found. The result is
+    a fixed point: a token that only became one when its neighbour turned into a marker
+    (``hf_…`` glued to a PEM header) is redacted too, so redacting the result changes nothing.
+    """
+    counts: dict[str, int] = {}
+    for _ in range(8):  # each pass removes unredacted text, so this ends; 1 pass in practice
+        spans = secret_spans(text)
+        if not spans:
+            break
+        text = _apply(text, spans, counts)
+    found = sorted(counts.items(), key=lambda item: _ORDER[item[0]])
+    return text, [Redaction(kind, count) for kind, count in found]
