@@ -155,18 +155,52 @@ def lines_of(n: int, width: int, cite: str = "c:1a2b3c4") -> list[str]:
     return [f"- fact {i:04d} " + "x" * width + f" ({cite})" for i in range(n)]
 
 
+def full(name: str) -> list[str]:
+    """Lines that fill a category to just under its cap: it has nothing to give away."""
+    cap = next(c.cap for c in CONFIG.categories if c.name == name)
+    out: list[str] = []
+    for line in lines_of(40, 60):
+        if sum(len(ln) + 1 for ln in out) + len(line) + 1 > cap - 20:
+            break
+        out.append(line)
+    return out
+
+
 def test_a_category_over_its_cap_is_cut_at_a_line_boundary_with_a_marker() -> None:
     lines = lines_of(40, 60)
-    parsed = digest_mod.parse(digest_answer({"Gotchas": lines}), CONFIG)
-    assert digest_mod.over_caps(parsed, CONFIG) == ["Gotchas"]
+    others = {n: full(n) for n in CATEGORIES if n != "Gotchas"}
+    parsed = digest_mod.parse(digest_answer({**others, "Gotchas": lines}), CONFIG)
+    assert digest_mod.over_caps(parsed, CONFIG)[0] == "Gotchas"  # (and the whole digest)
+    cap = digest_mod.effective_caps(parsed, CONFIG)["Gotchas"]
+    own = next(c.cap for c in CONFIG.categories if c.name == "Gotchas")
+    assert own <= cap <= own + 120 * len(others)  # only the others' last spare line or so
     digest_mod.enforce_caps(parsed, CONFIG)
     kept = parsed.categories["Gotchas"]
-    cap = next(c.cap for c in CONFIG.categories if c.name == "Gotchas")
     assert sum(len(ln) + 1 for ln in kept) <= cap
     assert kept[:-1] == lines[: len(kept) - 1]  # whole lines, newest order kept, no half line
     assert kept[-1].startswith("- [… ") and f"{len(lines) - len(kept) + 1} more lines" in kept[-1]
     assert parsed.cut == ["Gotchas"]
     assert digest_mod.over_caps(parsed, CONFIG) == []
+
+
+def test_budget_a_category_leaves_unused_flows_to_the_others() -> None:
+    # Gotchas alone has 40 lines: the five empty categories' caps flow to it, so far more than
+    # its own 900 characters survive, and the whole digest still fits its cap
+    lines = lines_of(40, 60)
+    parsed = digest_mod.parse(digest_answer({"Gotchas": lines}), CONFIG)
+    assert digest_mod.over_caps(parsed, CONFIG) == []
+    digest_mod.enforce_caps(parsed, CONFIG)
+    assert parsed.categories["Gotchas"] == lines and parsed.cut == []
+    assert len(parsed.body()) <= CONFIG.digest_max_chars
+    # more than everything: the others' caps are used up, then the cut comes with a marker
+    many = lines_of(90, 60)
+    parsed = digest_mod.parse(digest_answer({"Gotchas": many}), CONFIG)
+    digest_mod.enforce_caps(parsed, CONFIG)
+    kept = parsed.categories["Gotchas"]
+    assert 900 < sum(len(ln) + 1 for ln in kept) <= sum(c.cap for c in CONFIG.categories)
+    assert kept[-1].startswith("- [… ") and kept[:-1] == many[: len(kept) - 1]
+    assert parsed.counts()["Gotchas"] == len(kept) - 1  # the marker is no fact
+    assert len(parsed.body()) <= CONFIG.digest_max_chars
 
 
 def test_the_whole_digest_cap_is_enforced_with_a_marker() -> None:

@@ -196,12 +196,15 @@ def test_max_chars_per_call_bounds_every_prompt(repo: Repo, standin: StandIn) ->
     assert_folded_exactly_once(repo, standin)
 
 
-def test_builtin_batches_too(repo: Repo) -> None:
+def test_builtin_folds_everything_in_one_call(repo: Repo) -> None:
+    # the builtin merger sends no prompt: max_chars_per_call does not split its work, and its
+    # digest is a function of the whole vault at the read tip
     backfilled_repo(repo, 40)
     set_config(repo, "fold", max_chars_per_call=4000)
     result = cli_in(repo, "fold", "--merger", "builtin")
     assert result.code == 0, result
-    assert len(fold_commits(repo)) >= 3
+    assert len(fold_commits(repo)) == 1
+    assert "folded 41 of 41 items in 1 batch(es)" in result.out
     assert_folded_exactly_once(repo)
 
 
@@ -310,7 +313,7 @@ def test_background_fold_is_detached_and_lease_guarded(repo: Repo, standin: Stan
     assert process_gone(int(match.group(1)), timeout=90), "the background fold never ended"
     assert len(fold_commits(repo)) == 1
     log = (repo.state_dir / "fold.log").read_text()
-    assert "folded 4 items" in log
+    assert "folded 4 of 4 items" in log
     assert_folded_exactly_once(repo, standin)
 
 
@@ -370,8 +373,9 @@ def test_min_new_items_skips_a_small_fold(repo: Repo, standin: StandIn) -> None:
 
 
 def test_max_chars_per_day_stops_once_spent(repo: Repo, standin: StandIn) -> None:
+    # oldest-first (recent_first = false); tests/test_fold_first_use.py covers recent-first
     backfilled_repo(repo, 40)
-    set_config(repo, "fold", max_chars_per_call=4000, max_chars_per_day=5000)
+    set_config(repo, "fold", max_chars_per_call=4000, max_chars_per_day=5000, recent_first=False)
     standin.script(Step(answer=simple_answer(repo)))
     result = cli_in(repo, "fold")
     assert result.code == 0, result

@@ -1,114 +1,326 @@
-"""The builtin merger: deterministic and offline. A keyed, newest-wins merge of session sections
-and note subjects into the six categories, under the same caps as a model fold.
+"""The builtin merger: deterministic and offline. It writes the digest from everything the vault
+knows at the fold's read tip, not from commit subjects sorted by their first word:
 
-It cannot consolidate meaning the way a model does; it sorts and deduplicates. Digests it
-writes say `merger: builtin` so nobody mistakes them for a model's work.
+- Sessions are first-class. Every session's Key Decisions are kept until a newer one supersedes
+  them (the same decision restated, or a reversal: "instead of", "replace", "no longer", …);
+  newest session first, each session's bullets in the order they were written, so a cap drops
+  the oldest. Gotchas from every session, restated ones once. Next steps: the open ones of the
+  newest session of every branch (a parallel worktree's task stays), minus those a later commit
+  or session shows as done.
+- History is mined (gitvault.fold.mine): conventions (commit style, where tests live, files
+  that change together), gotchas (reverts, fix-after-fix hot spots), state (recent activity by
+  branch and area, worktrees, latest release), architecture (where the code lives, the
+  most-changed files). Each line cites the commits that show it.
+
+The digest is a pure function of the items it covers (notes and sessions up to the read tip),
+so an incremental fold equals a rebuild over the same items. The current digest's lines are
+kept only when a model wrote it (a fallback fold must not wipe a model's digest): then they
+follow the sessions' facts, and `base_merger` in the front matter says so.
+
+Digests it writes say `merger: builtin` so nobody mistakes them for a model's work.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from gitvault.fold import digest as digest_mod
-from gitvault.fold.digest import Digest, citations
+from gitvault.fold import mine
+from gitvault.fold.digest import Digest
 from gitvault.fold.items import Item
+from gitvault.fold.mergers import MergeContext
+from gitvault.fold.mine import Fact
 from gitvault.memory import sections
 from gitvault.vault.config import VaultConfig
 
-# Session sections → category (by position in the configured list, so renamed caps still map).
+NAME = "builtin"
+FACT_CHARS = 220
+# Session sections → category, by position in the configured list (renamed categories map too).
+ARCHITECTURE, DECISIONS, CONVENTIONS, GOTCHAS, STATE, NEXT = range(6)
 _SECTION_TO_SLOT = {
-    "architecture": 0,
-    "design": 0,
-    "key decisions": 1,
-    "decisions": 1,
-    "conventions": 2,
-    "gotchas": 3,
-    "pitfalls": 3,
-    "summary": 4,
-    "state": 4,
-    "status": 4,
-    "next steps": 5,
+    "architecture": ARCHITECTURE,
+    "design": ARCHITECTURE,
+    "key decisions": DECISIONS,
+    "decisions": DECISIONS,
+    "conventions": CONVENTIONS,
+    "gotchas": GOTCHAS,
+    "pitfalls": GOTCHAS,
+    "state": STATE,
+    "status": STATE,
+    "next steps": NEXT,
 }
-# Conventional-commit types ("feat(parser)!: …"); a fix or revert is also recognised by its
-# first word. Anything else describes the current state.
-_CC = r"(?:\([^)]*\))?!?:"
-_NOTE_PREFIX_TO_SLOT = (
-    (re.compile(rf"^(?:(?:fix|bugfix|hotfix|revert){_CC}|(?:fix|fixes|fixed|revert)\b)", re.I), 3),
-    (re.compile(rf"^(?:docs?|style|lint|test|tests|ci|build|chore){_CC}", re.I), 2),
-    (re.compile(rf"^(?:feat|refactor|perf|arch){_CC}", re.I), 0),
+_DONE_SECTIONS = ("summary", "done", "completed", "key decisions", "decisions", "state")
+_STOP_WORDS = """the and for with that this from into onto when then than them they their there what
+    which while will would should could must have has had was were are not but all any each
+    every use uses used using only also just more most some such very our out its it's via per
+    now new one two get gets set sets make makes made add adds added keep keeps kept before after
+    instead rather"""
+_STOP = frozenset(_STOP_WORDS.split())
+_REVERSAL = re.compile(
+    r"\b(?:instead of|no longer|replac\w*|switch\w* (?:from|to|back)|revert\w*|drop\w*|"
+    r"abandon\w*|rather than|revers\w*|undo|supersed\w*|stop using|move away from|"
+    r"back to|not use|don't use|do not use)\b",
+    re.I,
 )
-_FACT_CHARS = 160
+_DONE_MARK = re.compile(r"^\s*(?:\[x\]|~~|done[:\s]|✓|✔)", re.I)
+_INLINE_CITE = re.compile(r"\b([cs]):(?=[A-Za-z0-9])")
+_TRAILING_CITES = re.compile(r"\s*\(\s*[cs]:[^)]*\)\s*$")
 
 
-def _key(text: str) -> str:
-    """Facts with the same key are the same fact; the newer one wins."""
-    words = re.sub(r"[^a-z0-9 ]", " ", text.lower()).split()
-    return " ".join(words[:8])
+def tokens(text: str) -> frozenset[str]:
+    words = re.findall(r"[a-z0-9][a-z0-9_./-]*[a-z0-9]|[a-z0-9]", text.lower())
+    out = set()
+    for word in words:
+        if len(word) < 3 or word in _STOP:
+            continue
+        if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.add(word)
+    return frozenset(out)
 
 
-def _line(text: str, cite: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip().rstrip(".")
-    text = re.sub(r"\(([cs]:[^)]*)\)\s*$", "", text).strip()  # never copy foreign citations
-    if len(text) > _FACT_CHARS:
-        text = text[: _FACT_CHARS - 1].rstrip() + "…"
-    return f"- {text} ({cite})"
+def similar(a: frozenset[str], b: frozenset[str]) -> bool:
+    """The same fact in other words: most significant words shared."""
+    if not a or not b:
+        return False
+    shared = len(a & b)
+    return shared / len(a | b) >= 0.6 or (shared >= 3 and shared >= 0.6 * min(len(a), len(b)))
 
 
-def _put(bucket: dict[str, str], key: str, line: str) -> None:
-    bucket.pop(key, None)  # re-insert so the newest version sits last
-    bucket[key] = line
+def supersedes(newer: str, older: str) -> bool:
+    """Whether a newer decision replaces an older one: restated, or reversed ("use X instead
+    of Y" after "use Y")."""
+    a, b = tokens(newer), tokens(older)
+    if similar(a, b):
+        return True
+    shared = len(a & b)
+    return bool(_REVERSAL.search(newer)) and shared >= 2 and shared >= 0.4 * len(b)
 
 
-def _note_slot(subject: str) -> int:
-    for pattern, slot in _NOTE_PREFIX_TO_SLOT:
-        if pattern.search(subject):
-            return slot
-    return 4  # State: what changed recently
+def _clean(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    while _TRAILING_CITES.search(text):
+        text = _TRAILING_CITES.sub("", text).strip()  # never copy foreign citations
+    text = _INLINE_CITE.sub(r"\1: ", text)  # "c:abc" in prose is no citation
+    text = text.rstrip(".").strip()
+    if len(text) > FACT_CHARS:
+        text = text[: FACT_CHARS - 1].rstrip() + "…"
+    return text
 
 
-def builtin_merge(current: Digest, items: list[Item], config: VaultConfig) -> Digest:
-    names = [c.name for c in config.categories]
-    # keyed facts per category, oldest first; current digest lines come before new items
-    facts: list[dict[str, str]] = [{} for _ in names]
-    for slot, name in enumerate(names):
-        for line in current.categories.get(name, []):
-            if line.startswith("- [… "):
-                continue
-            body = re.sub(r"\s*\([^)]*\)\s*$", "", line[2:])
-            _put(facts[slot], _key(body), line)
-    next_steps_replaced = False
-    for item in items:  # oldest first, so later items overwrite earlier keys: newest wins
-        if item.kind == "session":
-            found = sections.split_sections(item.text)
-            for title, text in found.items():
-                found_slot = _SECTION_TO_SLOT.get(title)
-                if found_slot is None:
-                    continue
-                slot = found_slot
-                entries = sections.bullets(text)
-                # The newest session's next steps supersede older ones entirely.
-                if slot == 5 and (not next_steps_replaced or entries):
-                    facts[5] = {}
-                    next_steps_replaced = True
-                for entry in entries:
-                    _put(facts[slot], _key(entry), _line(entry, item.cite))
+def render_line(fact: Fact) -> str:
+    return f"- {_clean(fact.text)} ({', '.join(fact.cites)})"
+
+
+@dataclass
+class _Session:
+    slug: str
+    cite: str
+    title: str
+    when: int
+    branch: str
+    mode: str
+    found: dict[str, str] = field(default_factory=dict)
+
+    def bullets(self, *names: str) -> list[str]:
+        out: list[str] = []
+        for name in names:
+            out += sections.bullets(self.found.get(name, ""))
+        return [b for b in out if b.strip()]
+
+
+def _sessions(items: Iterable[Item]) -> list[_Session]:
+    """Sessions oldest first (by saved_at, then slug)."""
+    out = []
+    for item in items:
+        if item.kind != "session":
+            continue
+        found = sections.split_sections(item.body or item.text)
+        out.append(
+            _Session(
+                slug=item.cite[2:],
+                cite=item.cite,
+                title=str(item.meta.get("title") or item.cite[2:]),
+                when=item.when,
+                branch=str(item.meta.get("branch") or ""),
+                mode=str(item.meta.get("mode") or "manual"),
+                found=found,
+            )
+        )
+    return sorted(out, key=lambda s: (s.when, s.slug))
+
+
+class _Category:
+    """Lines of one category in priority order, without restatements."""
+
+    def __init__(self) -> None:
+        self.facts: list[tuple[Fact, frozenset[str]]] = []
+
+    def add(self, fact: Fact, *, against: list[frozenset[str]] | None = None) -> bool:
+        """Add a fact unless it restates one already here. Mined facts are written from
+        templates, so among themselves only the exact text counts as a restatement."""
+        words = tokens(fact.text)
+        text = _clean(fact.text)
+        if not text or any(_clean(f.text) == text for f, _ in self.facts):
+            return False
+        if fact.keep_text:
+            pool = [w for _, w in self.facts] + (against or [])
         else:
-            subject = item.text.split("] ", 1)[-1].split("\n", 1)[0]
-            slot = _note_slot(subject)
-            _put(facts[slot], _key(subject), _line(subject, item.cite))
-    out: dict[str, list[str]] = {}
-    for slot, name in enumerate(names):
-        lines = list(facts[slot].values())
-        lines.reverse()  # newest first, so a cap cuts the oldest
-        out[name] = [ln for ln in lines if citations(ln)]
-    return Digest(out)
+            pool = [w for f, w in self.facts if f.keep_text]
+        if any(similar(words, other) for other in pool):
+            return False
+        self.facts.append((fact, words))
+        return True
+
+    def lines(self) -> list[str]:
+        return [render_line(f) for f, _ in self.facts]
+
+    def words(self) -> list[frozenset[str]]:
+        return [w for _, w in self.facts]
+
+
+def _decisions(sessions: list[_Session]) -> list[Fact]:
+    """Every session's decisions, newest session first, in written order within a session;
+    an older decision a newer one supersedes is gone."""
+    kept: list[Fact] = []
+    for session in reversed(sessions):
+        mine_now: list[Fact] = []
+        for bullet in session.bullets("key decisions", "decisions"):
+            if any(supersedes(k.text, bullet) for k in kept + mine_now):
+                continue
+            mine_now.append(Fact(bullet, (session.cite,), session.when, keep_text=True))
+        kept += mine_now
+    return kept
+
+
+def _newest_first(sessions: list[_Session], *names: str) -> list[Fact]:
+    out: list[Fact] = []
+    for session in reversed(sessions):
+        out += [Fact(b, (session.cite,), session.when, True) for b in session.bullets(*names)]
+    return out
+
+
+def _open_steps(sessions: list[_Session], commits: list[mine.Commit]) -> list[Fact]:
+    """The newest session of every branch: its next steps, in written order, minus the ones
+    a later commit or session shows as done. Newest branch first; labelled when several."""
+    newest: dict[str, _Session] = {}
+    for session in sessions:  # oldest first: the last one per branch wins
+        if session.bullets("next steps"):
+            newest[session.branch] = session
+    ordered = sorted(newest.values(), key=lambda s: (s.when, s.slug), reverse=True)
+    label = len(ordered) > 1
+    out: list[Fact] = []
+    for session in ordered:
+        evidence: list[frozenset[str]] = [
+            tokens(f"{c.subject} {c.body.splitlines()[0] if c.body else ''}")
+            for c in commits
+            if c.when > session.when
+        ]
+        for later in sessions:
+            if later.when > session.when or (later.when == session.when and later is not session):
+                evidence += [tokens(b) for b in later.bullets(*_DONE_SECTIONS)]
+                evidence += [tokens(later.title)]
+        for step in session.bullets("next steps"):
+            if _DONE_MARK.match(step) or _done(tokens(step), evidence):
+                continue
+            where = f"[{session.branch or 'unknown branch'}] " if label else ""
+            out.append(Fact(where + step, (session.cite,), session.when, True))
+    return out
+
+
+def _done(step: frozenset[str], evidence: list[frozenset[str]]) -> bool:
+    if len(step) < 2:
+        return False
+    need = max(2, round(0.6 * len(step)))
+    return any(len(step & seen) >= need for seen in evidence)
+
+
+def _session_state(sessions: list[_Session]) -> list[Fact]:
+    manual = [s for s in sessions if s.mode != "auto"]
+    newest: dict[str, _Session] = {}
+    for session in manual:
+        newest[session.branch] = session
+    out: list[Fact] = []
+    for session in sorted(newest.values(), key=lambda s: (s.when, s.slug), reverse=True)[:3]:
+        when = mine.day(session.when) if session.when else "?"
+        where = f" on {session.branch}" if session.branch else ""
+        out.append(
+            Fact(f"Latest session{where} ({when}): {session.title}", (session.cite,), session.when)
+        )
+        out += [
+            Fact(b, (session.cite,), session.when, True) for b in session.bullets("state", "status")
+        ]
+    return out
+
+
+def _carried(current: Digest, config: VaultConfig) -> list[list[str]]:
+    """The current digest's lines per category when a model wrote it, else nothing."""
+    base = current.meta.get("base_merger")
+    merger = current.meta.get("merger")
+    if not base and (merger in (None, NAME)):
+        return [[] for _ in config.categories]
+    return [
+        [ln for ln in current.categories.get(c.name, []) if not ln.startswith("- [… ")]
+        for c in config.categories
+    ]
+
+
+def _carried_fact(line: str) -> Fact:
+    cites = tuple(f"{k}:{v}" for k, v in digest_mod.citations(line))
+    body = _TRAILING_CITES.sub("", line[2:]).strip()
+    return Fact(body, cites, keep_text=True)
+
+
+def builtin_merge(
+    current: Digest, history: list[Item], config: VaultConfig
+) -> tuple[Digest, str | None]:
+    """The digest of everything in `history`; and which model's lines were carried, if any."""
+    sessions = _sessions(history)
+    manual = [s for s in sessions if s.mode != "auto"]
+    found = mine.commits(history)
+    carried = _carried(current, config)
+    cats = [_Category() for _ in range(6)]
+
+    # the person-written facts first, in their category's priority
+    for fact in _decisions(manual):
+        cats[DECISIONS].add(fact)
+    for fact in _newest_first(manual, "gotchas", "pitfalls"):
+        cats[GOTCHAS].add(fact, against=cats[DECISIONS].words())
+    for fact in _newest_first(manual, "conventions"):
+        cats[CONVENTIONS].add(fact)
+    for fact in _newest_first(manual, "architecture", "design"):
+        cats[ARCHITECTURE].add(fact, against=cats[DECISIONS].words())
+    for fact in _open_steps(manual, found):
+        cats[NEXT].add(fact)
+    for fact in _session_state(sessions):
+        cats[STATE].add(fact)
+    # a model's lines (a fallback fold over a model digest), then what history shows
+    for slot, lines in enumerate(carried[:6]):
+        for line in lines:
+            cats[slot].add(_carried_fact(line))
+    for fact in mine.breaking(found):
+        cats[DECISIONS].add(fact)
+    for fact in [*mine.message_style(found), *mine.tests_layout(found), *mine.co_changes(found)]:
+        cats[CONVENTIONS].add(fact)
+    for fact in [*mine.reverts(found, found), *mine.hot_spots(found)]:
+        cats[GOTCHAS].add(fact, against=cats[DECISIONS].words())
+    for fact in mine.activity(found):
+        cats[STATE].add(fact)
+    for fact in mine.layout_facts(found):
+        cats[ARCHITECTURE].add(fact)
+
+    names = [c.name for c in config.categories]
+    out = Digest({name: cats[slot].lines() for slot, name in enumerate(names)})
+    base = str(current.meta.get("base_merger") or current.meta.get("merger") or "")
+    return out, (base if any(carried) and base and base != NAME else None)
 
 
 class BuiltinMerger:
     """The builtin merger behind the Merger interface: no model, no budget."""
 
-    name = "builtin"
+    name = NAME
     model: str | None = None
     spends_budget = False
 
@@ -120,9 +332,12 @@ class BuiltinMerger:
         current: Digest,
         batch: list[Item],
         config: VaultConfig,
-        exists: Callable[[str, str], bool],
+        ctx: MergeContext,
     ) -> tuple[Digest, int]:
-        new = builtin_merge(current, batch, config)
-        digest_mod.check_citations(new, exists)
+        history = ctx.history() or batch
+        new, base = builtin_merge(current, history, config)
+        if base:
+            new.meta["base_merger"] = base
+        digest_mod.check_citations(new, ctx.exists)
         digest_mod.enforce_caps(new, config)
         return new, 0

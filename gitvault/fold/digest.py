@@ -40,16 +40,25 @@ class Digest:
         return frontmatter.render(self.meta, self.body())
 
     def counts(self) -> dict[str, int]:
+        """Facts per category: placeholders and cut markers are no facts."""
         return {
-            name: sum(1 for ln in lines if ln != PLACEHOLDER)
+            name: sum(1 for ln in lines if ln != PLACEHOLDER and not is_marker(ln))
             for name, lines in self.categories.items()
         }
+
+    def facts(self) -> int:
+        return sum(self.counts().values())
 
     def section(self, name: str) -> str:
         for key, lines in self.categories.items():
             if key.lower() == name.lower():
                 return "\n".join(lines)
         return ""
+
+
+def is_marker(line: str) -> bool:
+    """A cut marker (`- [… n more lines cut …]`), not a fact."""
+    return line.startswith("- [… ")
 
 
 def empty(config: VaultConfig) -> Digest:
@@ -134,8 +143,24 @@ def check_citations(digest: Digest, exists: Callable[[str, str], bool]) -> None:
         digest.categories[name] = kept
 
 
-def over_caps(digest: Digest, config: VaultConfig) -> list[str]:
+def effective_caps(digest: Digest, config: VaultConfig) -> dict[str, int]:
+    """Each category's cap plus its share of what the others leave unused: budget one
+    category does not need flows to the categories over their caps, in proportion to how far
+    over they are. The sum never exceeds the configured caps' sum."""
     caps = {c.name: c.cap for c in config.categories}
+    sizes = {n: _size(digest.categories.get(n, [])) for n in caps}
+    slack = sum(max(0, caps[n] - sizes[n]) for n in caps)
+    need = {n: sizes[n] - caps[n] for n in caps if sizes[n] > caps[n]}
+    total = sum(need.values())
+    out = dict(caps)
+    if total and slack:
+        for name, wanted in need.items():
+            out[name] += min(wanted, slack * wanted // total)
+    return out
+
+
+def over_caps(digest: Digest, config: VaultConfig) -> list[str]:
+    caps = effective_caps(digest, config)
     over = [n for n, lines in digest.categories.items() if _size(lines) > caps[n]]
     if len(digest.body()) > config.digest_max_chars:
         over.append("(whole digest)")
@@ -147,19 +172,22 @@ def _size(lines: Iterable[str]) -> int:
 
 
 def enforce_caps(digest: Digest, config: VaultConfig) -> None:
-    """Cut each category at a line boundary to its cap, then the whole body, with a marker."""
+    """Cut each category at a line boundary to its cap (plus what the others leave unused),
+    then the whole body, with a marker. Lines come in priority order: the last ones go."""
+    caps = effective_caps(digest, config)
     for cat in config.categories:
         lines = digest.categories[cat.name]
-        if _size(lines) <= cat.cap:
+        cap = caps[cat.name]
+        if _size(lines) <= cap:
             continue
         kept: list[str] = []
         for line in lines:
-            marker = CUT_MARKER.format(n=len(lines) - len(kept), cap=cat.cap)
-            if _size([*kept, line]) + len(marker) + 1 > cat.cap:
+            marker = CUT_MARKER.format(n=len(lines) - len(kept), cap=cap)
+            if _size([*kept, line]) + len(marker) + 1 > cap:
                 break
             kept.append(line)
         dropped = len(lines) - len(kept)
-        kept.append(CUT_MARKER.format(n=dropped, cap=cat.cap))
+        kept.append(CUT_MARKER.format(n=dropped, cap=cap))
         digest.categories[cat.name] = kept
         digest.cut.append(cat.name)
     # Whole-digest cap: trim the longest category by a line until the body fits.

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
-from gitvault.memory import sections
+from gitvault.memory import cites, sections
 from gitvault.vault import frontmatter, layout
 from gitvault.vault.objects import VaultCommit
 from gitvault.vault.store import Vault
 
 NOTE_CHARS = 600
 SESSION_CHARS = 3000
+BODY_CHARS = 20_000  # the full text kept for mining (notes are <= 2 KB anyway)
 
 
 @dataclass(frozen=True)
@@ -23,25 +25,74 @@ class Item:
     time: int
     text: str  # compact text for the merger (already bounded)
     meta: dict[str, object]
+    body: str = field(default="", repr=False, compare=False)  # the full body, for mining
 
     @property
     def size(self) -> int:
         return len(self.text) + 80
+
+    @property
+    def when(self) -> int:
+        """When the work happened (Unix seconds): a note's commit date, a session's saved_at;
+        the vault commit's time when those are missing or unreadable. A backfilled note is
+        added to the vault years after its commit, so the vault time says little."""
+        raw = self.meta.get("committed" if self.kind == "note" else "saved_at")
+        try:
+            return int(datetime.fromisoformat(str(raw)).timestamp())
+        except (TypeError, ValueError):
+            return self.time
 
 
 def _item(vault: Vault, path: str, commit: VaultCommit) -> Item | None:
     raw = vault.read_text(path, commit.sha)
     if raw is None:
         return None
+    return _parse_item(path, raw, commit.sha, commit.time)
+
+
+def _parse_item(path: str, raw: str, commit: str, time: int) -> Item | None:
     meta, body = frontmatter.parse(raw)
     sha, slug = layout.note_sha(path), layout.session_slug(path)
+    body = body[:BODY_CHARS]
     if sha and meta.get("kind") == "note":
         text = _compact_note(meta, body)
-        return Item("note", f"c:{sha[:7]}", path, commit.sha, commit.time, text, meta)
+        return Item("note", f"c:{sha[:7]}", path, commit, time, text, meta, body)
     if slug and meta.get("kind") == "session":
         text = _compact_session(meta, body)
-        return Item("session", f"s:{slug}", path, commit.sha, commit.time, text, meta)
+        return Item("session", f"s:{slug}", path, commit, time, text, meta, body)
     return None
+
+
+def items_at(vault: Vault, at: str, *, max_notes: int | None = None) -> list[Item]:
+    """Every session and the newest notes (by their date folders; at most max_notes) in the
+    vault's tree at commit `at`: what a digest written at `at` can know. Order: as listed."""
+    out: list[Item] = []
+    tombs = cites.forgotten(vault, at)  # `gitvault forget`: never mined again
+    for name, is_dir in vault.listdir(layout.SESSIONS, at):
+        path = f"{layout.SESSIONS}/{name}"
+        if not is_dir and layout.session_slug(path) and not cites.path_is_buried(path, tombs):
+            raw = vault.read_text(path, at)
+            item = _parse_item(path, raw, at, 0) if raw is not None else None
+            if item is not None:
+                out.append(item)
+    left = max_notes if max_notes is not None else -1
+    years = [y for y, is_dir in vault.listdir(layout.NOTES, at) if is_dir]
+    for year in sorted(years, reverse=True):
+        for month, _ in sorted(vault.listdir(f"{layout.NOTES}/{year}", at), reverse=True):
+            folder = f"{layout.NOTES}/{year}/{month}"
+            for day, _ in sorted(vault.listdir(folder, at), reverse=True):
+                if left == 0:
+                    return out
+                for name, _ in vault.listdir(f"{folder}/{day}", at):
+                    path = f"{folder}/{day}/{name}"
+                    if not layout.note_sha(path) or cites.path_is_buried(path, tombs):
+                        continue
+                    raw = vault.read_text(path, at)
+                    item = _parse_item(path, raw, at, 0) if raw is not None else None
+                    if item is not None:
+                        out.append(item)
+                        left -= 1
+    return out
 
 
 def _compact_note(meta: dict[str, object], body: str) -> str:
@@ -62,8 +113,11 @@ def _compact_session(meta: dict[str, object], body: str) -> str:
     return "\n".join(parts)[:SESSION_CHARS]
 
 
-def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> list[Item]:
-    """Items added in watermark..tip, oldest first (parents before children).
+def new_paths(
+    vault: Vault, watermark: str | None, tip: str | None = None
+) -> list[tuple[str, VaultCommit]]:
+    """(path, adding commit) of every item added in watermark..tip, oldest first (parents
+    before children), without reading a blob: what counting needs.
 
     Merge commits (from `gitvault sync`) are skipped: their items are read from the commits
     that first added them, which the range also contains. Each path is one item: a note that
@@ -73,8 +127,9 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
     tip = tip or vault.tip()
     if tip is None:
         return []
-    out: list[Item] = []
+    out: list[tuple[str, VaultCommit]] = []
     seen: set[str] = set()
+    tombs = cites.forgotten(vault, tip)  # `gitvault forget`: never folded again
     for commit in vault.git.walk(tip, watermark, oldest_first=True):
         if len(commit.parents) > 1:
             continue
@@ -85,10 +140,20 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
             if layout.is_item(path):
                 if path in seen or (watermark and vault.exists(path, watermark)):
                     continue
+                if cites.path_is_buried(path, tombs):
+                    continue
                 seen.add(path)
-                item = _item(vault, path, commit)
-                if item is not None:
-                    out.append(item)
+                out.append((path, commit))
+    return out
+
+
+def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> list[Item]:
+    """Items added in watermark..tip, oldest first (see new_paths)."""
+    out: list[Item] = []
+    for path, commit in new_paths(vault, watermark, tip):
+        item = _item(vault, path, commit)
+        if item is not None:
+            out.append(item)
     return out
 
 

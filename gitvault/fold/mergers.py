@@ -1,10 +1,15 @@
 """Mergers: what turns the current digest plus new items into a new digest. One interface
 (Merger), one registry (MERGERS); the builtin merger is an entry like the others.
 
-claude  — `claude -p`, prompt on stdin, no tools, hooks disabled, GITVAULT_CHILD=1, and
-          ANTHROPIC_API_KEY removed (a subscription login is used) unless fold.use_api_key.
+claude  — `claude -p`, prompt on stdin, gitvault's own short system prompt, no tools, no MCP,
+          no slash commands, no hooks, no extended thinking, no CLAUDE.md, no session left on
+          disk, GITVAULT_CHILD=1, and ANTHROPIC_API_KEY removed (a subscription login is used)
+          unless fold.use_api_key. Measured with Claude Code 2.1.197 against the Messages API
+          mock: the request is the merge prompt plus ~900 characters (the default argv sent a
+          25,710-character system prompt and a 31,999-token thinking budget).
 command — any command line that reads the prompt on stdin and prints the digest.
-builtin — deterministic and offline (gitvault.fold.builtin).
+builtin — deterministic and offline (gitvault.fold.builtin); it mines the vault's history
+          through MergeContext.history, which model mergers do not need.
 
 A model merger's answer is untrusted: it is parsed strictly, its citations are checked, it is
 asked once to compress when over its caps, and the caps are then enforced in code.
@@ -19,7 +24,7 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from gitvault.errors import FoldRejected, GitvaultError
@@ -29,7 +34,23 @@ from gitvault.fold.items import Item
 from gitvault.vault.config import VaultConfig
 
 Exists = Callable[[str, str], bool]  # (kind, id) → whether a citation resolves
-CHILD_SETTINGS = '{"disableAllHooks": true}'
+CHILD_SETTINGS = '{"disableAllHooks":true,"alwaysThinkingEnabled":false}'
+# The child is a one-shot text transform: no thinking, no CLAUDE.md or auto memory, no prompt
+# caching writes, no telemetry or update checks, one attempt (a failed fold falls back, it
+# does not wait out retries), no attribution header in the system prompt.
+CHILD_ENV = {
+    "CLAUDE_CODE_ATTRIBUTION_HEADER": "0",
+    "MAX_THINKING_TOKENS": "0",
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    "DISABLE_PROMPT_CACHING": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "0",
+}
+LOGIN_FIX = (
+    "run `claude` once and /login, or set fold.use_api_key = true with ANTHROPIC_API_KEY "
+    "set, or use --merger builtin"
+)
 MAX_OUTPUT = 200_000
 NESTING_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 
@@ -40,6 +61,22 @@ class MergerUnavailable(GitvaultError):
 
 class MergerFailed(GitvaultError):
     pass
+
+
+def _no_history() -> list[Item]:
+    return []
+
+
+@dataclass
+class MergeContext:
+    """What a merger may consult besides the current digest and the batch: which citations
+    resolve, and (for the builtin merger, which mines history) every item the digest will
+    cover once this batch is folded. `older`: the batch is older history than the digest's
+    facts (a recent-first fold working through its backlog), so on a conflict the digest wins."""
+
+    exists: Exists
+    history: Callable[[], list[Item]] = field(default=_no_history)
+    older: bool = False
 
 
 class Merger(Protocol):
@@ -61,7 +98,11 @@ class Merger(Protocol):
         ...
 
     def merge(
-        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig, exists: Exists
+        self,
+        current: digest_mod.Digest,
+        batch: list[Item],
+        config: VaultConfig,
+        ctx: MergeContext,
     ) -> tuple[digest_mod.Digest, int]:
         """The new digest (citations checked, caps enforced) and the characters sent."""
         ...
@@ -86,9 +127,14 @@ class ModelMerger:
         return len(prompt.merge_prompt(_current_body(current), batch, config))
 
     def merge(
-        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig, exists: Exists
+        self,
+        current: digest_mod.Digest,
+        batch: list[Item],
+        config: VaultConfig,
+        ctx: MergeContext,
     ) -> tuple[digest_mod.Digest, int]:
-        text = prompt.merge_prompt(_current_body(current), batch, config)
+        exists = ctx.exists
+        text = prompt.merge_prompt(_current_body(current), batch, config, older=ctx.older)
         sent = len(text)
         new = digest_mod.parse(self.complete(text), config, strict=True)
         digest_mod.check_citations(new, exists)
@@ -108,6 +154,10 @@ class ModelMerger:
         return new, sent
 
     def complete(self, prompt: str) -> str:
+        # `claude -p` reads a stdin prompt starting with "/" as a slash command (exit 0,
+        # "Unknown command"): the prompts start with fixed text, and this makes sure of it.
+        if prompt.lstrip().startswith("/"):
+            prompt = "gitvault fold request:\n" + prompt
         # A neutral working directory: run in the project, `claude -p` would load its CLAUDE.md
         # and git status into the fold's context (tens of thousands of characters, and the
         # project's own instructions mixed into a merge task).
@@ -136,6 +186,12 @@ class ModelMerger:
                 f"the {self.name} merger did not answer within {self.timeout:.0f}s",
                 hint="raise fold.timeout_seconds in vault.toml, or fold fewer items per call",
             ) from None
+        said = (stderr + b"\n" + stdout).decode("utf-8", "replace")
+        if self.name == "claude" and _not_logged_in(said, proc.returncode):
+            raise MergerUnavailable(
+                "the claude merger is not logged in (`claude -p` said: Not logged in)",
+                hint=LOGIN_FIX,
+            )
         if proc.returncode != 0:
             detail = (stderr or stdout).decode("utf-8", "replace").strip().splitlines()
             raise MergerFailed(
@@ -143,6 +199,13 @@ class ModelMerger:
                 f"{detail[-1] if detail else 'no output'}"
             )
         return stdout[:MAX_OUTPUT].decode("utf-8", "replace")
+
+
+def _not_logged_in(output: str, returncode: int) -> bool:
+    """Claude Code without credentials prints "Not logged in · Please run /login" on stdout
+    and exits 1 in well under a second."""
+    head = output.strip()[:400].lower()
+    return returncode != 0 and ("not logged in" in head or "please run /login" in head)
 
 
 def _die_with_parent() -> None:
@@ -178,6 +241,10 @@ def child_env(*, keep_api_key: bool) -> dict[str, str]:
     return env
 
 
+def claude_child_env(*, keep_api_key: bool) -> dict[str, str]:
+    return {**child_env(keep_api_key=keep_api_key), **CHILD_ENV}
+
+
 def claude_merger(config: VaultConfig, model: str | None, *, check: bool = True) -> ModelMerger:
     model = model or str(config.fold_value("model"))
     timeout = float(config.fold_value("timeout_seconds"))
@@ -199,13 +266,18 @@ def claude_merger(config: VaultConfig, model: str | None, *, check: bool = True)
         "text",
         "--tools",
         "",
+        "--strict-mcp-config",
+        "--disable-slash-commands",
+        "--no-session-persistence",
         "--settings",
         CHILD_SETTINGS,
-        "--no-session-persistence",
+        "--system-prompt",
+        prompt.SYSTEM,
     ]
     if model:
         argv += ["--model", model]
-    return ModelMerger("claude", tuple(argv), child_env(keep_api_key=use_api_key), timeout, model)
+    env = claude_child_env(keep_api_key=use_api_key)
+    return ModelMerger("claude", tuple(argv), env, timeout, model)
 
 
 def command_merger(config: VaultConfig, model: str | None, *, check: bool = True) -> ModelMerger:
