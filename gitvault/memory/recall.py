@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from gitvault.memory import sections
+from gitvault.memory import cites, sections
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, strip_recall
 from gitvault.vault import frontmatter, gitcmd, layout
 
@@ -73,14 +73,16 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
     """The recall block for the repository at cwd."""
     branch = branch or layout.branch_name(gitcmd.config_get(cwd, layout.BRANCH_KEY))
     rev = layout.branch_ref(branch)
-    entries = gitcmd.ls_tree(
-        cwd, rev, [layout.DIGEST, layout.CONFIG, layout.SESSIONS + "/", layout.PATTERNS + "/"]
-    )
+    folders = [layout.SESSIONS + "/", layout.PATTERNS + "/", layout.TOMBSTONES + "/"]
+    entries = gitcmd.ls_tree(cwd, rev, [layout.DIGEST, layout.CONFIG, *folders])
     if not entries:
         _check_readable(cwd, rev)  # a vault that exists but cannot be read is an error
         return Recall(text="")  # no vault here: say nothing
     by_path = {e.path: e for e in entries}
+    # `gitvault forget`: forgotten sessions, and digest lines resting only on forgotten items.
+    tombs = {c for e in entries if (c := layout.tombstone_cite(e.path))}
     session_paths = sorted((e.path for e in entries if layout.session_slug(e.path)), reverse=True)
+    session_paths = [p for p in session_paths if not cites.path_is_buried(p, tombs)]
     pattern_paths = sorted(e.path for e in entries if layout.is_pattern(e.path))
     wanted: list[str] = [p for p in (layout.DIGEST, layout.CONFIG) if p in by_path]
     wanted += _candidates(session_paths, 2) + pattern_paths
@@ -121,6 +123,10 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
         when = str(meta.get("folded_at", ""))[:16]
         merger = meta.get("merger", "?")
         body = strip_recall(body).strip()
+        if tombs:
+            body = "\n".join(
+                ln for ln in body.split("\n") if not cites.rests_only_on_buried(ln, tombs)
+            )
         if len(body) > DIGEST_MAX:
             recall.omitted.append(
                 f"digest beyond {DIGEST_MAX:,} of {len(body):,} characters "
