@@ -48,7 +48,9 @@ def _fold(args: list[str]) -> int:
     from gitvault.vault.locking import log_failure
 
     repo, rest = args[0], args[1:]
-    opts = FoldOptions(merger=_option(rest, "--merger"), model=_option(rest, "--model"))
+    opts = FoldOptions(
+        merger=_option(rest, "--merger"), model=_option(rest, "--model"), background=True
+    )
     try:
         loc = resolve(repo)
     except GitvaultError as exc:

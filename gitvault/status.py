@@ -102,6 +102,7 @@ def status(loc: Location) -> Status:
         if digest is not None:
             meta, _ = frontmatter.parse(digest)
             last_fold = {k: meta.get(k) for k in ("folded_at", "watermark", "merger", "items")}
+        warnings += _fold_warnings(loc, vault, last_fold)
     failures = read_log(loc.state_dir)
     return Status(
         repository=str(loc.workdir or loc.common_dir),
@@ -117,3 +118,51 @@ def status(loc: Location) -> Status:
         warnings=warnings,
         recent_failures=failures,
     )
+
+
+def _fold_warnings(loc: Location, vault: Vault, last_fold: dict[str, Any] | None) -> list[str]:
+    """Items waiting for a fold and why; the last fold failure with its fix."""
+    from gitvault.errors import GitvaultError
+    from gitvault.fold.run import describe
+
+    try:
+        info = describe(loc, vault)
+    except GitvaultError as exc:
+        return [f"cannot tell what waits for a fold: {exc.message}"]
+    out: list[str] = []
+    if last_fold is not None:
+        last_fold.update(pending=info["pending"], pending_why=info["why"])
+    failure = info["failure"]
+    if failure:
+        what = (
+            "the builtin fallback keeps the digest current, but the last "
+            if info["fallback"]
+            else "the last "
+        )
+        out.append(
+            f"{what}{failure.get('merger')} fold failed: {failure.get('message')}; "
+            f"fix: {failure.get('fix')}"
+        )
+    # Items waiting in the ordinary way (the next session's end folds them) are no warning;
+    # waiting for a reason (failure, spent budget, a backlog worked through day by day) is.
+    if info["pending"] and (failure or info["stuck"]):
+        out.append(f"{info['pending']} item(s) wait for a fold: {info['why']}")
+    return out
+
+
+def _claude_wiring(loc: Location) -> list[str]:
+    """A worktree without the Claude Code wiring (a new `git worktree add` of a repository whose
+    .claude/ is not committed): say exactly what to run. Only where install wired Claude Code
+    (git config gitvault.agents claude): silent after install --no-claude."""
+    from gitvault.agents import claude
+    from gitvault.vault import gitcmd
+
+    if loc.workdir is None or gitcmd.config_get(loc.workdir, layout.AGENTS_KEY) != "claude":
+        return []  # never wired (or install --no-claude): nothing is missing
+    missing = claude.wiring_missing(loc.workdir)
+    if not missing:
+        return []
+    return [
+        f"this worktree ({loc.workdir}) has no {', '.join(missing)}: run `gitvault install` here "
+        "(or commit .claude/ so every new worktree has them)"
+    ]

@@ -7,6 +7,7 @@ Conventions and Gotchas, at most 2,000 characters.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -23,11 +24,35 @@ from gitvault.vault.config import VaultConfig
 BLOCK_MAX = 2000
 
 
+# A line that is only a commit subject ("fix(parser): …", "Merge pull request …", "Revert …")
+# is history, not a standing instruction.
+_RAW_SUBJECT = re.compile(
+    r"^- (?:[a-z]+(?:\([^)]*\))?!?:\s|Merge (?:pull request|branch|remote-tracking)\b|Revert \")",
+    re.I,
+)
+
+
+def standing_lines(digest: digest_mod.Digest, name: str) -> list[str]:
+    """The lines of a category fit to be standing instructions: each cites its evidence, none
+    is a raw commit subject, a cut marker or a placeholder."""
+    lines = next((v for k, v in digest.categories.items() if k.lower() == name.lower()), [])
+    return [
+        line
+        for line in lines
+        if digest_mod.citations(line)
+        and not digest_mod.is_marker(line)
+        and line != digest_mod.PLACEHOLDER
+        and not _RAW_SUBJECT.match(line)
+    ]
+
+
 def block_text(digest: digest_mod.Digest | None, config: VaultConfig) -> str:
+    """The managed section: the session mechanics, then the digest's Conventions and Gotchas
+    (only lines with evidence, never raw commit subjects)."""
     parts = [texts.agent_file_mechanics()]
     if digest is not None:
         for name in (config.categories[2].name, config.categories[3].name):
-            section = digest.section(name)
+            section = "\n".join(standing_lines(digest, name))
             if section.strip():
                 parts.append(f"\n### {name}\n{section}")
     text = "\n".join(parts)

@@ -132,9 +132,12 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
                 f"digest beyond {DIGEST_MAX:,} of {len(body):,} characters "
                 f"(`gitvault show {layout.DIGEST}`)"
             )
+        behind = fold_line(cwd, read(layout.CONFIG))
         parts.append(
             f"Project memory digest (folded {when} by {merger}; "
-            "cite-check with `git show <sha>`):\n" + _cut(body, DIGEST_MAX, "digest")
+            "cite-check with `git show <sha>`):\n"
+            + (f"[{behind}]\n" if behind else "")
+            + _cut(body, DIGEST_MAX, "digest")
         )
     else:
         notes = gitcmd.count_files(cwd, rev, layout.NOTES + "/", ".md")  # .keep is no note
@@ -166,6 +169,38 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
         optional.append(("patterns", text))
     recall.text = _assemble(parts, optional, block_max, recall.omitted)
     return recall
+
+
+def fold_line(cwd: Path, vault_toml: str) -> str:
+    """One short line while the digest is behind for a reason or the last fold failed, from
+    the state file the fold writes (plain json: no git object is read); "" otherwise."""
+    import json
+
+    from gitvault.resolve import resolve
+
+    try:
+        path = resolve(cwd).state_dir / layout.FOLD_STATE
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - recall is fail-open; no state file: nothing to say
+        return ""
+    if not isinstance(state, dict):
+        return ""
+    pending = state.get("pending") if isinstance(state.get("pending"), int) else 0
+    failure = state.get("failure") if isinstance(state.get("failure"), dict) else None
+    configured = layout.read_settings(vault_toml, "fold").get("merger")
+    if failure and failure.get("merger") == configured:
+        message = str(failure.get("message", ""))[:160]
+        fix = str(failure.get("fix", ""))[:200]
+        if state.get("fallback"):
+            return (
+                f"digest kept current by the builtin fallback; the {configured} fold failed: "
+                f"{message}; fix: {fix}"
+            )
+        return f"digest {pending} items behind; last fold failed: {message}; fix: {fix}"
+    reason = state.get("reason")
+    if pending and isinstance(reason, str) and reason:
+        return f"digest {pending} items behind: {reason[:200]}"
+    return ""
 
 
 def _count(n: int, what: str) -> str:

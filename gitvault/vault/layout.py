@@ -33,6 +33,9 @@ def branch_ref(branch: str) -> str:
 
 # -- gitvault's own folder in the common git dir (not on the branch) ----------------------------
 LAUNCHER = "bin/gitvault-hook"  # which gitvault this repository's hooks run (gitvault.launcher)
+# What the last fold attempt left: items waiting and why, the last failure and its fix. Written
+# by gitvault.fold.run; read by status and by recall (plain json, no pygit2 on the hook path).
+FOLD_STATE = "fold-state.json"
 
 # -- paths on the branch ---------------------------------------------------------------------
 README = "README.md"
@@ -201,6 +204,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_chars_per_day": 400000,
         "max_chars_per_call": 60000,
         "use_api_key": False,
+        "fallback": "builtin",
+        "recent_first": True,
+        "horizon_days": 0,
     },
     "recall": {
         "max_chars": 9500,
