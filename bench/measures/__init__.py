@@ -14,6 +14,7 @@ from measures.drain import bench_drain
 from measures.hook import bench_hook
 from measures.notecost import bench_notecost
 from measures.recall import bench_recall
+from measures.secrets import bench_secrets
 
 __all__ = ["BENCHMARKS", "FULL", "QUICK", "Context", "Row", "Sizes"]
 
@@ -24,4 +25,5 @@ BENCHMARKS: dict[str, Callable[[Context], list[Row]]] = {
     "recall": bench_recall,
     "backfill": bench_backfill,
     "gc": bench_gc,
+    "secrets": bench_secrets,
 }
