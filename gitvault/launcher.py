@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gitvault.resolve import STATE_DIRNAME, Location
 from gitvault.vault import layout
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.locking import atomic_write, make_dirs
 
 RELATIVE = layout.LAUNCHER  # below the state folder
 ENTRY = "gitvault-hook"
@@ -63,7 +63,7 @@ def install(loc: Location) -> list[str]:
             return []
     except OSError:
         pass
-    where.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(where.parent)
     atomic_write(where, wanted, mode=0o755)
     return [f"pointed {where} at this gitvault"]
 

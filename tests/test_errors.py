@@ -124,6 +124,7 @@ def test_read_only_git_dir(repo: Repo, tmp_path: Path) -> None:
         "status": "status --json",
         "backfill": "backfill",
         "install": "install --no-claude",
+        "fold": "fold --merger builtin",
     }
     lines = [f"mount --bind {git_dir} {git_dir} && mount -o remount,ro,bind {git_dir} || exit 99"]
     for name, args in commands.items():
@@ -155,6 +156,10 @@ def test_read_only_git_dir(repo: Repo, tmp_path: Path) -> None:
     assert rc("backfill") == 1, err
     assert err.startswith("gitvault: error: cannot write to the repository"), err
     assert "Read-only file system" in err and "Traceback" not in err, err
+    # A fold (it takes a lease file first) is an expected failure too, never a crash (exit 70).
+    err = (out / "fold.err").read_text()
+    assert rc("fold") == 1, err
+    assert "Read-only file system" in err and "internal error" not in err, err
     # install has nothing to change (it is installed), so it needs no write and says so.
     assert rc("install") == 0, (out / "install.err").read_text()
     assert "nothing changed" in (out / "install.out").read_text()

@@ -190,3 +190,119 @@ def test_repository_path_with_a_newline_still_records(repo_factory) -> None:
     )
     assert any(sha in line for line in out.stdout.splitlines())
     assert json.loads(repo.gv("status", "--json").out)["data"]["backlog"] == 0
+
+
+# -- a killed process never wedges the vault ------------------------------------------------
+
+
+def test_a_lock_left_by_a_killed_writer_is_recovered(repo: Repo) -> None:
+    import os
+    import time
+
+    lock = repo.common_dir / "refs" / "heads" / "vault.lock"
+    lock.write_text("left by a killed fold\n")
+    # A fresh lock: a command that reads answers at once (no drain behind the lock), and
+    # status names the lock and the fix.
+    status = repo.gv("status", "--json").json("status")
+    assert any("vault.lock" in w and "rm " in w for w in status["warnings"]), status
+    assert repo.gv("log").code == 0
+    # An old lock (its writer is long dead): the next write removes it and goes on.
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    sha = repo.commit("after the crash")
+    assert sha in repo.note_paths()
+    assert not lock.exists()
+    assert "removed" in (repo.state_dir / "log").read_text()
+
+
+def test_a_reused_pid_in_drain_pid_does_not_suppress_the_drainer(repo_factory) -> None:
+    repo: Repo = repo_factory(sync=False)
+    sleeper = subprocess.Popen(["sleep", "60"])  # a live process that is not a drainer
+    try:
+        (repo.state_dir / "drain.pid").write_text(f"{sleeper.pid}\n")
+        sha = repo.commit("the drainer must still start")
+        repo.wait_for_notes([sha])
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_import_refs_of_killed_runs_are_cleaned(repo: Repo) -> None:
+    for name in ("refs/gitvault/import-12345", "refs/gitvault/import"):
+        repo.git("update-ref", name, repo.head())
+    shas = [repo.commit(f"bulk {i}", hooks=False) for i in range(10)]
+    assert repo.gv("backfill").code == 0  # a bulk write: fast-import
+    assert set(shas) <= set(repo.note_paths())
+    assert repo.git("for-each-ref", "refs/gitvault/") == ""
+
+
+def test_the_detached_drainer_survives_a_kill_of_the_committers_group(repo_factory) -> None:
+    import os
+    import signal
+
+    repo: Repo = repo_factory(sync=False)
+    repo.write("a.txt", "a\n")
+    repo.git("add", "a.txt")
+    # The commit runs in a process group of its own, which is killed the moment it returns
+    # (as some tools and CI runners do).
+    script = "git commit -q -m 'killed group' && kill -TERM -$$; sleep 5"
+    proc = subprocess.Popen(
+        ["sh", "-c", script],
+        cwd=repo.path,
+        start_new_session=True,
+        env={**os.environ, **repo.env(False)},
+    )
+    proc.wait(timeout=60)
+    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM, 143)
+    sha = repo.head()
+    repo.wait_for_notes([sha])
+    assert os.path.exists(repo.state_dir)
+
+
+# -- writes never escape the repository -----------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["symlink out", "dangling symlink", "folder symlink out"])
+def test_agent_files_are_never_written_outside_the_repository(
+    repo: Repo, tmp_path, kind: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.md"
+    victim.write_text("keep me\n")
+    if kind == "symlink out":
+        (repo.path / "CLAUDE.md").symlink_to(victim)
+        target = "CLAUDE.md"
+    elif kind == "dangling symlink":
+        (repo.path / "CLAUDE.md").symlink_to(outside / "created-by-gitvault.md")
+        target = "CLAUDE.md"
+    else:
+        (repo.path / "docs").symlink_to(outside)
+        target = "docs/AGENTS.md"
+    result = repo.gv("patch", target)
+    assert result.code == 3, result
+    assert "outside the repository" in result.err or "does not exist" in result.err
+    assert victim.read_text() == "keep me\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.md"]
+
+
+def test_files_gitvault_creates_are_not_group_writable_under_umask_002(repo_factory) -> None:
+    import os
+    import stat
+
+    old = os.umask(0o002)
+    try:
+        repo: Repo = repo_factory("umask-repo", claude=True)
+        created = [
+            repo.git_dir / "hooks" / "post-commit",
+            repo.state_dir,
+            repo.state_dir / "bin" / "gitvault-hook",
+            repo.path / "CLAUDE.md",
+            repo.path / ".claude" / "settings.json",
+            repo.path / ".claude" / "skills" / "save" / "SKILL.md",
+        ]
+    finally:
+        os.umask(old)
+    for path in created:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert not mode & 0o022, f"{path} is {oct(mode)}"

@@ -15,10 +15,11 @@ import os
 import pathlib
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from gitvault.errors import Refused
+from gitvault.vault.locking import Unsafe, confined, new_mode
 
 BEGIN = "<!-- gitvault:begin -->"
 END = "<!-- gitvault:end -->"
@@ -206,16 +207,29 @@ def remove_block(original: bytes, *, name: str | None = None) -> bytes:
     return head + original[stop:]
 
 
-def patch_file(path: pathlib.Path, block: str) -> bool:
+def patch_file(
+    path: pathlib.Path, block: str, *, inside: Sequence[pathlib.Path] | None = None
+) -> bool:
     """Set the managed section of the file at `path` to `block`; True when the file was written.
 
     A missing file is created. When the content would not change nothing is written (the mtime
     stays). Otherwise the new content goes to a temp file in the same directory, is fsynced and
-    renamed over the original (os.replace), keeping its permission bits. A symlink is followed, so
-    its target is updated and the link stays. Raises Refused, naming `path`, and writes nothing,
-    when the sentinels are malformed or the block text contains a sentinel line.
+    renamed over the original (os.replace), keeping its permission bits (a new file: 0644). A
+    symlink is followed, so its target is updated and the link stays — but with `inside`, only
+    when the real path is a regular file inside one of those folders. Raises Refused, naming
+    `path`, and writes nothing, when the sentinels are malformed, the block text contains a
+    sentinel line, or the target is not a regular file inside `inside`.
     """
-    target = pathlib.Path(os.path.realpath(path))
+    if inside is None:
+        target = pathlib.Path(os.path.realpath(path))
+    else:
+        try:
+            target = confined(path, list(inside))
+        except Unsafe as exc:
+            raise Refused(
+                f"{exc}; gitvault writes only regular files inside the repository",
+                hint="point it at a file inside the worktree, or remove it from patch.files",
+            ) from exc
     current: bytes | None
     mode: int | None
     try:
@@ -238,6 +252,7 @@ def _write_atomic(target: pathlib.Path, data: bytes, mode: int | None) -> None:
     """
     directory = target.parent
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    mode = new_mode() if mode is None else mode
     while True:
         tmp = directory / f".{target.name}.gitvault-{secrets.token_hex(6)}.tmp"
         try:
@@ -251,8 +266,7 @@ def _write_atomic(target: pathlib.Path, data: bytes, mode: int | None) -> None:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            if mode is not None:
-                os.chmod(fd, mode)
+            os.chmod(fd, mode)
             os.fsync(fd)
         finally:
             os.close(fd)

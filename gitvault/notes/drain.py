@@ -27,7 +27,7 @@ from gitvault.notes.commits import read_commits
 from gitvault.notes.index import already_written
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout
-from gitvault.vault.locking import atomic_write, file_lock, log_failure
+from gitvault.vault.locking import atomic_write, file_lock, log_failure, make_dirs
 from gitvault.vault.store import Vault, Write, state_dir
 
 SPOOL = "spool"
@@ -104,7 +104,7 @@ def spool_backlog(loc: Location) -> int:
 
 def _claim(state: Path) -> list[Path]:
     work = state / WORK_DIR
-    work.mkdir(exist_ok=True)
+    make_dirs(work)
     spool = state / SPOOL
     try:
         st = spool.stat()

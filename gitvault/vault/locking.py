@@ -61,16 +61,49 @@ def read_log(state_dir: Path, lines: int = 5) -> list[str]:
     return text.splitlines()[-lines:]
 
 
+FILE_MODE = 0o644  # what gitvault creates is never group- or world-writable, whatever the umask
+DIR_MODE = 0o755
+
+
+def new_mode(base: int = FILE_MODE) -> int:
+    """base, narrowed further by a stricter umask (077 gives 0600), never widened by a looser
+    one (002 still gives 0644)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return base & ~umask
+
+
+def make_dirs(path: Path) -> Path:
+    """mkdir -p with DIR_MODE for every folder created (a umask of 002 would make them
+    group-writable)."""
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for folder in reversed(missing):
+        folder.mkdir(exist_ok=True)
+        os.chmod(folder, new_mode(DIR_MODE))
+    return path
+
+
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write via a temp file in the same folder and rename: never a half-written file."""
+    """Write via a temp file in the same folder and rename: never a half-written file. The
+    mode is `mode`, else the replaced file's without group/world write, else FILE_MODE."""
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777 & ~0o022
+        except OSError:
+            mode = new_mode()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -78,3 +111,23 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         except OSError:
             pass
         raise
+
+
+class Unsafe(Exception):
+    """A write target that is not a regular file inside the allowed folders."""
+
+
+def confined(path: Path, roots: list[Path]) -> Path:
+    """The real path gitvault may write for `path`: refuses (Unsafe) a target whose real path
+    (symlinks in it or its folders resolved) is outside every root, a dangling symlink, or
+    anything that exists and is not a regular file. gitvault writes only regular files inside
+    the worktree or the common git dir."""
+    if path.is_symlink() and not path.exists():
+        raise Unsafe(f"{path} is a symlink to {os.readlink(path)}, which does not exist")
+    real = Path(os.path.realpath(path))
+    bases = [Path(os.path.realpath(r)) for r in roots]
+    if not any(real == b or b in real.parents for b in bases):
+        raise Unsafe(f"{path} resolves to {real}, outside the repository")
+    if real.exists() and not real.is_file():
+        raise Unsafe(f"{path} is not a regular file")
+    return real

@@ -16,7 +16,7 @@ from pathlib import Path
 from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.resolve import Location
 from gitvault.vault import fastimport, layout
-from gitvault.vault.locking import log_failure
+from gitvault.vault.locking import log_failure, make_dirs
 from gitvault.vault.objects import Repo, VaultCommit
 
 CAS_ATTEMPTS = 64
@@ -259,7 +259,7 @@ def state_dir(loc: Location) -> Path:
     """Create (if needed) and return gitvault's folder in the common git dir."""
     path = loc.state_dir
     try:
-        path.mkdir(exist_ok=True)
+        make_dirs(path)
     except OSError as exc:
         raise GitvaultError(
             f"cannot write to {loc.common_dir}: {exc.strerror}",

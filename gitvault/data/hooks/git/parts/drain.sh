@@ -22,10 +22,19 @@ elif [ -n "$pid" ] && [ ! -d /proc/self ] && kill -0 "$pid" 2>/dev/null; then
   exit 0
 fi
 if command -v setsid >/dev/null 2>&1; then
-  setsid "$hook" git drain "$cd" --detach </dev/null >/dev/null 2>&1 &
+  # The drainer's shell records its pid only once setsid has moved it to a session (and so a
+  # process group) of its own; wait for that (a few ms), so that when this hook returns the
+  # drainer is already out of the group a tool may kill after `git commit`.
+  echo starting > "$state/drain.pid" 2>/dev/null
+  setsid sh -c 'echo $$ > "$0/drain.pid"; exec "$1" git drain "$2" --detach' \
+    "$state" "$hook" "$cd" </dev/null >/dev/null 2>&1 &
+  i=0; while [ $i -lt 5000 ]; do
+    pid=; read -r pid < "$state/drain.pid" 2>/dev/null; [ "$pid" != starting ] && break
+    i=$((i+1))
+  done
 else
   "$hook" git drain "$cd" --detach </dev/null >/dev/null 2>&1 &
+  # Claim the slot at once, so commits made while Python starts do not start more drainers.
+  echo $! > "$state/drain.pid" 2>/dev/null
 fi
-# Claim the slot at once, so commits made while Python starts do not start more drainers.
-echo $! > "$state/drain.pid" 2>/dev/null
 exit 0
