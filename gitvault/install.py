@@ -44,7 +44,7 @@ def _claude_preflight(loc: Location, local: bool) -> list[str]:
     from gitvault.agents import claude
 
     assert loc.workdir is not None
-    claude.load_settings(claude.settings_path(loc.workdir, local))
+    claude.preflight(loc.workdir, local)
     vault = Vault(loc)
     files = (
         _agent_files(vault) if vault.tip() is not None else list(parse_vault_toml(None).patch_files)
@@ -94,7 +94,22 @@ def install(
         report.notes.append(f"hooks installed in core.hooksPath ({hdir.scope}): {hdir.path}")
     if claude:
         _claude_install(loc, local, agent_files, report)
+    report.changes += _remember_agents(loc, "claude" if claude else "none")
     return report
+
+
+def _remember_agents(loc: Location, value: str) -> list[str]:
+    """Persist --no-claude (git config gitvault.agents none) so every later command honours it:
+    the hooks stay silent, fold writes no CLAUDE.md, status says nothing is missing."""
+    from gitvault.vault import gitcmd
+
+    cwd = loc.workdir or loc.common_dir
+    if gitcmd.config_get(cwd, layout.AGENTS_KEY) == value:
+        return []
+    gitcmd.run_git(["config", layout.AGENTS_KEY, value], cwd)
+    if value == "none":
+        return [f"set git config {layout.AGENTS_KEY} none (no Claude Code wiring, no CLAUDE.md)"]
+    return []
 
 
 def uninstall(loc: Location, *, purge: bool = False) -> Report:
@@ -139,4 +154,9 @@ def uninstall(loc: Location, *, purge: bool = False) -> Report:
             report.changes.append(f"removed {loc.state_dir}")
     else:
         report.notes.append("the vault branch is kept (use --purge to delete it)")
+    from gitvault.vault import gitcmd
+
+    gitcmd.run_git(
+        ["config", "--unset", layout.AGENTS_KEY], loc.workdir or loc.common_dir, check=False
+    )
     return report

@@ -103,6 +103,8 @@ def status(loc: Location) -> Status:
             meta, _ = frontmatter.parse(digest)
             last_fold = {k: meta.get(k) for k in ("folded_at", "watermark", "merger", "items")}
         warnings += _fold_warnings(loc, vault, last_fold)
+    if tip is not None:
+        warnings += _claude_wiring(loc)
     failures = read_log(loc.state_dir)
     return Status(
         repository=str(loc.workdir or loc.common_dir),

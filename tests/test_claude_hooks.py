@@ -76,9 +76,25 @@ def stop(repo: Repo, sid: str, transcript: Path, **fields: Any) -> dict[str, Any
     return json.loads(done.stdout) if done.stdout else None
 
 
+def begin(repo: Repo, sid: str, source: str = "startup", **fields: Any) -> str:
+    """Run SessionStart for session sid (as Claude Code does when a session starts); the block
+    it injected ("" when none)."""
+    payload = sample(f"SessionStart:{source}", repo=repo, session_id=sid, **fields)
+    payload["source"] = source
+    done = run_hook("session-start", payload, repo=repo)
+    assert (done.returncode, done.stderr) == (0, "")
+    if not done.stdout:
+        return ""
+    context: str = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
 def commit_in_transcript(
     repo: Repo, transcript: Path, sid: str, subject: str, **kwargs: Any
 ) -> str:
+    """The session (started now unless it already was) commits, and its transcript shows it."""
+    if session_state(repo, sid) is None:
+        begin(repo, sid)
     sha = repo.commit(subject, **kwargs)
     write_transcript(
         transcript, commit=(sha, subject), session_id=sid, extra_entries=[unknown_entry(sid)]
@@ -100,7 +116,9 @@ def vault_sessions(repo: Repo) -> list[tuple[dict[str, Any], str]]:
 @pytest.mark.parametrize(
     "key", ["SessionStart:startup", "SessionStart:resume", "SessionStart:compact"]
 )
-def test_session_start_injects_the_recall_block_and_writes_nothing(repo: Repo, key: str) -> None:
+def test_session_start_injects_the_recall_block_and_writes_only_its_ledger(
+    repo: Repo, key: str
+) -> None:
     repo.commit("feat: the parser")
     assert repo.gv("fold", "--merger", "builtin").code == 0
     tip = repo.vault_tip()
@@ -120,14 +138,20 @@ def test_session_start_injects_the_recall_block_and_writes_nothing(repo: Repo, k
     block = output["hookSpecificOutput"]["additionalContext"]
     assert block.startswith("=== VAULT RECALL ===") and block.endswith("=== END VAULT RECALL ===")
     assert "feat: the parser" in block
-    # Read only: the vault, gitvault's state dir and the user's files are as they were.
+    # The vault and the user's files are as they were; gitvault's state dir gained only this
+    # session's ledger (when it started, in which worktree, what recall it now carries).
     assert repo.vault_tip() == tip
-    assert state_dir_listing(repo) == state
+    sid = sample(key)["session_id"]
+    after = state_dir_listing(repo)
+    assert set(after) - set(state) == {f"claude-sessions/{sid}.json"}
+    assert {k: v for k, v in after.items() if k in state} == state
     assert snapshot_user_state(repo) == user
-    # The hidden CLI entry point answers the same.
-    via_cli = cli_sub(
-        repo, "hook", "claude", "session-start", stdin=json.dumps(sample(key, repo=repo))
-    )
+    ledger = session_state(repo, sid)
+    assert ledger is not None and ledger["recall"] and ledger["runs"][0][1] is None
+    assert ledger["git_dir"] == str(repo.git_dir) and ledger["branch"] == "main"
+    # The hidden CLI entry point answers the same (for another conversation).
+    other = sample(key, repo=repo, session_id=str(uuid.uuid4()))
+    via_cli = cli_sub(repo, "hook", "claude", "session-start", stdin=json.dumps(other))
     assert via_cli.code == 0 and json.loads(via_cli.out) == output
 
 
@@ -286,9 +310,10 @@ def test_stop_never_blocks_while_stop_hook_active(repo: Repo, sid: str, transcri
 
 def test_stop_ignores_subagents(repo: Repo, sid: str, transcript: Path) -> None:
     commit_in_transcript(repo, transcript, sid, "feat: unsaved work")
+    before = session_state(repo, sid)
     # A Stop inside a subagent / --agent run carries agent_id.
     assert stop(repo, sid, transcript, agent_id="a0f19277474aba9cc", agent_type="Explore") is None
-    assert session_state(repo, sid) is None, "a subagent stop leaves no state behind"
+    assert session_state(repo, sid) == before, "a subagent stop changes no state"
     # SubagentStop input (its own event name) sent to the stop hook: ignored and logged.
     raw = sample("SubagentStop:False", repo=repo, transcript=transcript, session_id=sid)
     done = run_hook("stop", raw, repo=repo)
@@ -297,9 +322,15 @@ def test_stop_ignores_subagents(repo: Repo, sid: str, transcript: Path) -> None:
 
 
 def test_stop_says_nothing_without_unsaved_work(repo: Repo, sid: str, transcript: Path) -> None:
+    repo.commit("feat: made before this session started")
+    begin(repo, sid)
     write_transcript(transcript, session_id=sid)  # a chat, no commits
     assert stop(repo, sid, transcript) is None
-    repo.commit("feat: made outside this session")
+    other = repo.path.parent / "other-worktree"
+    repo.git("worktree", "add", "-q", "-b", "other", str(other))
+    (other / "x.txt").write_text("x\n")
+    repo.run("-C", str(other), "add", "x.txt")
+    repo.run("-C", str(other), "commit", "-q", "-m", "feat: made in another worktree")
     assert stop(repo, sid, transcript) is None
     # A transcript that does not exist (yet) is no reason to fail or to ask.
     assert stop(repo, sid, transcript.with_name("missing.jsonl")) is None
@@ -371,6 +402,7 @@ def test_after_a_save_the_same_work_never_triggers_again(
 
 def test_stop_after_turns_asks_after_n_turns(repo: Repo, sid: str, transcript: Path) -> None:
     set_config(repo, "capture", stop_after_turns=3, stop_min_interval_seconds=0)
+    begin(repo, sid)
     write_transcript(transcript, session_id=sid)
     assert stop(repo, sid, transcript) is None
     assert stop(repo, sid, transcript) is None
@@ -396,7 +428,10 @@ def test_unsaved_work_gets_a_mechanical_record(
 ) -> None:
     set_config(repo, "capture", fold_on_session_end=False)
     sha = commit_in_transcript(repo, transcript, sid, "fix: greeting text")
-    other = repo.commit("feat: another session's commit")
+    other_tree = repo.path.parent / "other-worktree"
+    repo.git("worktree", "add", "-q", "-b", "other", str(other_tree))
+    repo.run("-C", str(other_tree), "commit", "-q", "--allow-empty", "-m", "feat: elsewhere")
+    other = repo.run("-C", str(other_tree), "rev-parse", "HEAD").stdout.decode().strip()
     before = len(sessions_in_vault(repo))
 
     done = run_hook(event, sample(key, repo=repo, transcript=transcript, session_id=sid), repo=repo)
@@ -407,7 +442,10 @@ def test_unsaved_work_gets_a_mechanical_record(
     meta, body = records[0]
     assert not schemas.errors("session.schema.json", meta)
     assert meta["mode"] == "auto" and meta["agent"] == "claude-code"
-    assert meta["commits"] == [sha] and other not in body
+    assert meta["commits"] == [sha] and other[:7] not in body
+    assert meta["title"] == "Automatic record: fix: greeting text", "titled from its work"
+    assert meta["branch"] == "main" and meta["worktree"] == "main"
+    assert "Pick up" not in body and "None recorded" in body, "it plans nothing"
     assert meta["prompt_count"] == 2  # "please commit the fix" and, after /compact, "what next?"
     assert 'First prompt: "please commit the fix"' in body
     assert f"- {sha[:7]} fix: greeting text" in body
@@ -431,8 +469,13 @@ def test_pre_compact_then_session_end_write_one_record(
 
 def test_no_unsaved_work_writes_nothing(repo: Repo, sid: str, transcript: Path) -> None:
     set_config(repo, "capture", fold_on_session_end=False)
+    repo.commit("feat: before this session")
+    begin(repo, sid)
     write_transcript(transcript, session_id=sid)
-    repo.commit("feat: not this session's")
+    # Printing history claims nothing: only HEAD moves that create a commit count.
+    repo.git("log", "--all", "--oneline", "-6")
+    repo.git("checkout", "-q", "-b", "elsewhere")
+    repo.git("checkout", "-q", "main")
     tip = repo.vault_tip()
     for event, key in (("pre-compact", "PreCompact:manual"), ("session-end", "SessionEnd:")):
         done = run_hook(
@@ -485,8 +528,10 @@ def test_session_end_folds_in_the_background_and_leaves_no_process(
     assert meta["merger"] == "builtin"
     assert meta["watermark"] == repo.git("rev-parse", "vault^"), "the fold read up to the record"
     assert f"c:{sha[:7]}" in body
-    record = next(m for m, _ in vault_sessions(repo) if m.get("session_id") == sid)
-    assert f"s:{record['slug']}" in body, "the fold took in the record written just before"
+    record, text = next((m, b) for m, b in vault_sessions(repo) if m.get("session_id") == sid)
+    assert record["mode"] == "auto" and f"{sha[:7]} feat: background fold input" in text
+    # A mechanical record decides and plans nothing: no merger takes a next step from it.
+    assert f"s:{record['slug']}" not in body.split("## Next steps", 1)[1]
 
 
 def test_session_end_fold_can_be_disabled_and_is_lease_guarded(
@@ -636,4 +681,4 @@ def test_gitvault_child_makes_every_hook_exit_at_once(
         assert run_hook(event, "{garbage", repo=repo, env=env).stdout == ""
     assert not calls.exists()
     assert repo.vault_tip() == tip and state_dir_listing(repo) == state
-    assert state_files(repo) == {} and not fold_processes(repo)
+    assert not fold_processes(repo)

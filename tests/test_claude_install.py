@@ -94,8 +94,18 @@ def test_install_merges_hooks_additively_and_a_second_install_changes_nothing(
     data = _settings(repo)
     # Every foreign key is kept as it was, in its place.
     assert list(data) == list(FOREIGN)
-    for key in ("model", "permissions", "env", "statusLine"):
+    for key in ("model", "env", "statusLine"):
         assert data[key] == FOREIGN[key]
+    # One narrow rule added to the user's own: the save the Stop hook asks for is allowed.
+    assert data["permissions"] == {
+        "allow": ["Bash(npm test)", "Bash(gitvault save:*)"],
+        "deny": ["Read(./.env)"],
+    }
+    assert "allowed `Bash(gitvault save:*)` in .claude/settings.json" in first.out
+    assert "allowed `Bash(gitvault save:*)` in .claude/settings.local.json" in first.out
+    assert _settings(repo, local=True) == {"permissions": {"allow": ["Bash(gitvault save:*)"]}}
+    ignored = repo.run("check-ignore", "-q", ".claude/settings.local.json", check=False)
+    assert ignored.returncode == 0, "settings.local.json stays out of git"
     hooks = data["hooks"]
     # Foreign hooks kept first, ours appended; events we do not use untouched.
     assert hooks["PostToolUse"] == FOREIGN["hooks"]["PostToolUse"]
@@ -192,7 +202,7 @@ def test_local_writes_settings_local_json_only(repo_factory: Callable[..., Repo]
     assert all((repo.path / rel).is_file() for rel in SKILLS)
 
     assert repo.gv("uninstall").code == 0
-    assert _settings(repo, local=True) == {}
+    assert not (repo.path / ".claude" / "settings.local.json").exists(), "it held only ours"
 
 
 def test_uninstall_removes_only_gitvaults_entries(repo_factory: Callable[..., Repo]) -> None:
@@ -274,7 +284,7 @@ def test_later_install_upgrades_unedited_skills_and_keeps_edited_ones(repo: Repo
     save_path, recall_path = (repo.path / rel for rel in SKILLS)
     current_save = save_path.read_bytes()
     # An older gitvault installed this /save: the file still equals what it installed.
-    old_save = current_save.replace(b"gitvault-skill save v2", b"gitvault-skill save v0")
+    old_save = current_save.replace(b"gitvault-skill save v3", b"gitvault-skill save v0")
     assert old_save != current_save
     save_path.write_bytes(old_save)
     stamp = _stamp(repo)
@@ -341,3 +351,118 @@ def test_no_claude_skips_all_claude_wiring(repo_factory: Callable[..., Repo]) ->
     # An invalid settings.json is not gitvault's business under --no-claude.
     _write_settings(repo, "{broken")
     assert repo.gv("install", "--no-claude").code == 0
+
+
+# --------------------------------------------------------------------------- issue 8 and 9
+
+
+def test_nothing_machine_specific_in_shared_files(repo: Repo) -> None:
+    """settings.json and the skills name plain `gitvault` / the launcher, never this
+    interpreter or venv: a team committing .claude/ gets no churn between machines."""
+    shared = [".claude/settings.json", *SKILLS]
+    for rel in shared:
+        text = (repo.path / rel).read_text("utf-8")
+        assert sys.executable not in text and str(Path(sys.executable).parent) not in text, rel
+        assert str(repo.path) not in text, rel
+    save = (repo.path / SKILLS[0]).read_text()
+    assert "allowed-tools: Bash(gitvault save *)" in save
+    assert "\ngitvault save --session-id ${CLAUDE_SESSION_ID} --agent claude-code" in save
+    assert "!`gitvault recall`" in (repo.path / SKILLS[1]).read_text()
+
+
+def test_uninstall_removes_the_permission_rule_and_keeps_the_users(
+    repo_factory: Callable[..., Repo],
+) -> None:
+    repo = repo_factory(install=False, claude=True)
+    _write_settings(repo, {"permissions": {"allow": ["Bash(make:*)"]}}, local=True)
+    assert repo.gv("install").code == 0
+    assert _settings(repo, local=True)["permissions"]["allow"] == [
+        "Bash(make:*)",
+        "Bash(gitvault save:*)",
+    ]
+    result = repo.gv("uninstall")
+    assert "removed `Bash(gitvault save:*)` from .claude/settings.local.json" in result.out
+    assert _settings(repo, local=True) == {"permissions": {"allow": ["Bash(make:*)"]}}
+    shared = repo.path / ".claude" / "settings.json"
+    assert not shared.exists() or "permissions" not in _settings(repo)
+
+
+@pytest.mark.parametrize("where", [".claude", ".claude/settings.json", ".claude/skills"])
+def test_install_never_writes_through_a_symlink(
+    repo_factory: Callable[..., Repo], tmp_path: Path, where: str
+) -> None:
+    repo = repo_factory(install=False, claude=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "settings.json").write_text("{}\n")
+    link = repo.path / where
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside / "settings.json" if where.endswith(".json") else outside)
+    before_outside = _tree_bytes(outside)
+    before = _tree_bytes(repo.path)
+
+    result = repo.gv("install")
+
+    assert result.code == 3, result
+    assert "symbolic link" in result.err and "hint:" in result.err
+    assert _tree_bytes(outside) == before_outside, "nothing written outside the worktree"
+    assert _tree_bytes(repo.path) == before and repo.vault_tip() is None
+    assert link.is_symlink(), "the link is not replaced by a regular file"
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_settings_json_with_nan_is_refused_not_rewritten(
+    repo_factory: Callable[..., Repo], constant: str
+) -> None:
+    repo = repo_factory(install=False, claude=True)
+    _write_settings(repo, f'{{"a": {constant}}}')
+    before = _tree_bytes(repo.path)
+    result = repo.gv("install")
+    assert result.code == 3, result
+    assert "not strict JSON" in result.err
+    assert _tree_bytes(repo.path) == before
+
+
+def test_no_claude_is_remembered_by_fold_and_hooks(repo_factory: Callable[..., Repo]) -> None:
+    from claude_hook_helpers import run_hook, sample
+
+    repo = repo_factory(install=False, claude=True)
+    assert repo.gv("install", "--no-claude").code == 0
+    assert repo.git("config", "gitvault.agents") == "none"
+    repo.commit("feat: something to fold")
+    folded = repo.gv("fold", "--merger", "builtin")
+    assert folded.code == 0, folded
+    assert not (repo.path / "CLAUDE.md").exists(), "fold honours --no-claude"
+    done = run_hook("session-start", sample("SessionStart:startup", repo=repo), repo=repo)
+    assert (done.returncode, done.stdout) == (0, ""), "hooks stay silent"
+    assert not (repo.state_dir / "claude-sessions").exists()
+    status = repo.gv("status")
+    assert "Claude Code hooks" not in status.out + status.err
+    # Installing with Claude later turns it back on.
+    assert repo.gv("install").code == 0
+    assert repo.git("config", "gitvault.agents") == "claude"
+
+
+def test_a_new_worktree_without_committed_wiring_is_named_by_status(repo: Repo) -> None:
+    other = repo.path.parent / "feature"
+    repo.git("worktree", "add", "-q", "-b", "feature", str(other))
+    status = cli_in(other, "status")
+    text = status.out + status.err
+    assert "has no Claude Code hooks, the /save skill, the /recall skill" in text
+    assert "run `gitvault install` here" in text
+    assert cli_in(other, "install").code == 0
+    status = cli_in(other, "status")
+    assert "Claude Code hooks" not in status.out + status.err
+    # A team that commits .claude/ gets every new worktree wired by git itself.
+    repo.git("add", ".claude", "CLAUDE.md")
+    repo.commit("chore: share the gitvault wiring", files={})
+    third = repo.path.parent / "third"
+    repo.git("worktree", "add", "-q", "-b", "third", str(third))
+    status = cli_in(third, "status")
+    assert "Claude Code hooks" not in status.out + status.err
+
+
+def cli_in(path: Path, *args: str) -> Any:
+    from helpers import cli
+
+    return cli(*args, cwd=path)

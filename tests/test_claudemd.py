@@ -27,6 +27,13 @@ from gitvault.agents.sentinel import BEGIN, END
 OLD_NS = 1_000_000_000 * 1_000_000_000
 
 
+@pytest.fixture(autouse=True)
+def _claude_wired(repo: Repo) -> None:
+    """These tests are about the agent files of a repository wired for Claude Code; the
+    shared fixture installs with --no-claude, which later folds honour (no CLAUDE.md)."""
+    repo.git("config", "gitvault.agents", "claude")
+
+
 def block_of(text: str) -> str:
     """The text strictly between the sentinel lines."""
     lines = text.splitlines()

@@ -203,6 +203,7 @@ def test_a_50000_character_digest_still_injects_at_most_9500(
 ) -> None:
     slugs = _fill_huge_vault(repo, user_patterns)
 
+    repo.git("config", "gitvault.agents", "claude")  # the fixture installed with --no-claude
     hook = run_hook("session-start", sample("SessionStart:startup", repo=repo), repo=repo)
     assert hook.returncode == 0 and hook.stderr == ""
     output = json.loads(hook.stdout)

@@ -169,5 +169,36 @@ def fold_and_patch(loc: Location, opts: FoldOptions, say: Say = lambda _: None) 
     result = fold(loc, opts, say)
     patched = None
     if result.commits and loc.workdir is not None:
-        patched = refresh_from_vault(loc, raise_on_refusal=False)
+        files = _already_patched(loc) if agents_off(loc.workdir) else None
+        if files is None or files:
+            patched = refresh_from_vault(loc, files=files, raise_on_refusal=False)
     return Folded(result, patched)
+
+
+def _already_patched(loc: Location) -> list[str]:
+    """Under --no-claude a fold adds gitvault's section to no file; a section someone added
+    with `gitvault patch` is kept current."""
+    from gitvault.fold.run import load_config
+    from gitvault.vault.store import Vault
+
+    assert loc.workdir is not None
+    out = []
+    for name in load_config(Vault(loc)).patch_files:
+        path = loc.workdir / name
+        if not _inside_worktree(name) or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            if sentinel.BEGIN.encode() in path.read_bytes():
+                out.append(name)
+        except OSError:
+            continue
+    return out
+
+
+def agents_off(cwd: Path) -> bool:
+    """`gitvault install --no-claude` was chosen (git config gitvault.agents none): later
+    folds create no agent file and add gitvault's section to none."""
+    from gitvault.vault import gitcmd
+
+    value = gitcmd.config_get(cwd, layout.AGENTS_KEY) or ""
+    return value.strip().lower() == "none"

@@ -1,37 +1,90 @@
 """Capture without loops: when to ask the agent for a save (Stop), and the mechanical session
 record written at PreCompact / SessionEnd when the agent did not save.
 
-Per-session state is the ledger (gitvault.memory.ledger). "Unsaved work"
-is the commits this session made since its last save — a commit counts only if its hash appears
-in this session's own tool output, so parallel sessions never claim each other's work — or, when
+Per-session state is the ledger (gitvault.memory.ledger). "Unsaved work" is the commits this
+session made since its last save (gitvault.memory.attribution: its own worktree's HEAD moved to
+them by creating them while it ran — never a hash it merely printed), or, when
 capture.stop_after_turns > 0, that many turns since the last save.
+
+Two sessions live in the SAME worktree at once cannot be told apart by the reflog. Then a commit
+is claimed only by a session whose own transcript shows its hash (the old evidence); a quiet
+commit made while both ran is claimed by neither session's record, and stays in the vault as
+its commit note.
+
+Stop checks the cheap conditions first: no transcript is read, the reflog is read from its end
+(no process), and git runs for the settings and, only when there is a commit to name, once more.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gitvault.agents import texts
-from gitvault.agents.transcript import TranscriptSummary, commits_in, read_transcript
-from gitvault.memory.ledger import LOOKBACK_SECONDS, STATE_DIR, SessionState, load, store
+from gitvault.memory import attribution
+from gitvault.memory.ledger import (
+    STATE_DIR,
+    SessionState,
+    load,
+    others,
+    session_git_dir,
+    store,
+    valid_session_id,
+)
 from gitvault.resolve import Location
-from gitvault.vault import gitcmd
-from gitvault.vault.gitcmd import CommitLine
+
+Settings = Callable[[], dict[str, Any]]
 
 
-def unsaved_commits(cwd: Path, state: SessionState, summary: TranscriptSummary) -> list[CommitLine]:
-    since = max(state.last_save, time.time() - LOOKBACK_SECONDS)
-    recent = gitcmd.recent_commits(cwd, since - 1)
+def _runs(state: SessionState, payload: dict[str, Any]) -> list[attribution.Run]:
+    runs = state.attribution_runs()
+    if runs:
+        return runs
+    # No SessionStart was seen (a session from before gitvault was installed, or its hook did
+    # not run): the session began when its transcript did.
+    from gitvault.agents.transcript import first_timestamp
+
+    start = first_timestamp(str(payload.get("transcript_path") or "/nonexistent"))
+    return [] if start is None else [attribution.Run(start, None)]
+
+
+def session_commits(loc: Location, state: SessionState, payload: dict[str, Any]) -> list[str]:
+    """The commits this session made that no save covers yet (shas, oldest first)."""
+    git_dir = session_git_dir(loc, state)
+    runs = _runs(state, payload)
     saved = set(state.saved)
-    mine = commits_in(summary, [s for s in recent if s not in saved])
-    return sorted(
-        (recent[s] for s in mine if recent[s].time >= int(state.last_save)), key=lambda c: c.time
+    shas = [s for s in attribution.made_in(git_dir, runs) if s not in saved]
+    if not shas:
+        return []
+    since = min(r.start for r in runs)
+    rivals = [
+        o
+        for o in others(loc, state.session_id, since)
+        if (o.git_dir or str(loc.git_dir)) == str(git_dir)
+        and _overlap(o.attribution_runs(), runs, o.last_active)
+    ]
+    if rivals:  # two sessions in one worktree: only what this session's transcript shows
+        from gitvault.agents.transcript import commits_in, read_transcript
+
+        summary = read_transcript(Path(str(payload.get("transcript_path") or "/nonexistent")))
+        shas = commits_in(summary, shas)
+    return shas
+
+
+def _overlap(theirs: list[attribution.Run], mine: list[attribution.Run], seen: float) -> bool:
+    now = time.time()
+    return any(
+        a.start <= (b.end or now) and b.start <= (a.end or seen or now)
+        for a in theirs
+        for b in mine
     )
 
 
-def save_request(session_id: str, commits: list[CommitLine], turns: int) -> str:
+def save_request(
+    session_id: str, commits: list[attribution.Made], turns: int, cli: str | None = None
+) -> str:
     what = (
         f"this session made {len(commits)} commit(s) not yet in the project memory: "
         + "; ".join(f"{c.sha[:7]} {c.subject[:60]}" for c in commits[:5])
@@ -39,19 +92,16 @@ def save_request(session_id: str, commits: list[CommitLine], turns: int) -> str:
         else f"{turns} turns of work are not yet in the project memory"
     )
     command = texts.save_command(
-        cmd=texts.gitvault_cli(),
+        cmd=cli or texts.gitvault_cli(),
         agent="claude-code",
         title="<what this session did>",
-        session_id=session_id,
+        session_id=session_id if valid_session_id(session_id) else None,
     )
-    return (
-        f"gitvault: {what}. Save a short session summary now, then finish. Run exactly:\n"
-        f"{command}\n{texts.NO_RECALL_COPY}"
-    )
+    return texts.stop_reason(what, command)
 
 
 def decide_stop(
-    loc: Location, cwd: Path, payload: dict[str, Any], settings: dict[str, Any]
+    loc: Location, cwd: Path, payload: dict[str, Any], read_settings: Settings
 ) -> dict[str, str] | None:
     """The Stop hook's answer: a block asking for a save, or None (let the agent stop)."""
     if payload.get("stop_hook_active") or payload.get("agent_id"):
@@ -60,14 +110,16 @@ def decide_stop(
     state = load(loc, session_id)
     state.turns_since_save += 1
     now = time.time()
+    settings = read_settings()
     interval = float(settings.get("stop_min_interval_seconds", 600))
     after_turns = int(settings.get("stop_after_turns", 0))
     if state.last_ask and now - state.last_ask < interval:
         store(loc, state)
         return None
-    summary = read_transcript(Path(str(payload.get("transcript_path") or "/nonexistent")))
-    commits = [c for c in unsaved_commits(cwd, state, summary) if c.sha not in state.asked]
+    asked = set(state.asked)
+    shas = [s for s in session_commits(loc, state, payload) if s not in asked]
     due_turns = after_turns > 0 and state.turns_since_save >= after_turns
+    commits = attribution.describe(cwd, shas) if shas else []
     if not commits and not due_turns:
         store(loc, state)
         return None
@@ -76,46 +128,63 @@ def decide_stop(
     if due_turns:
         state.turns_since_save = 0
     store(loc, state)
-    return {"decision": "block", "reason": save_request(session_id, commits, after_turns)}
+    reason = save_request(session_id, commits, after_turns, state.cli or None)
+    return {"decision": "block", "reason": reason}
 
 
 def auto_record(
-    loc: Location, cwd: Path, payload: dict[str, Any], trigger: str, settings: dict[str, Any]
+    loc: Location,
+    cwd: Path,
+    payload: dict[str, Any],
+    trigger: str,
+    read_settings: Settings,
 ) -> str | None:
-    """Write a mechanical session record when this session has unsaved work; its slug or None."""
-    from gitvault.memory import sessions  # heavier imports only on this path
+    """Write a mechanical session record when this session has unsaved work; its slug or None.
+    The transcript is read incrementally (from where the last call stopped) for prompt facts."""
+    from gitvault.agents.transcript import scan_prompts
 
     session_id = str(payload["session_id"])
     state = load(loc, session_id)
-    summary = read_transcript(Path(str(payload.get("transcript_path") or "/nonexistent")))
-    commits = unsaved_commits(cwd, state, summary)
+    settings = read_settings()
+    shas = session_commits(loc, state, payload)
+    commits = attribution.describe(cwd, shas) if shas else []
     after_turns = int(settings.get("stop_after_turns", 0))
-    if not commits and not (after_turns > 0 and state.turns_since_save >= after_turns):
+    due_turns = after_turns > 0 and state.turns_since_save >= after_turns
+    transcript = str(payload.get("transcript_path") or "")
+    if transcript:
+        state.transcript = scan_prompts(transcript, state.transcript)
+    if trigger == "session-end":
+        state.close_run(time.time(), attribution.reflog_size(session_git_dir(loc, state)))
+    store(loc, state)
+    if not commits and not due_turns:
         return None
-    first = (summary.first_prompt or "").strip().replace("\n", " ")
-    last = (summary.last_prompt or "").strip().replace("\n", " ")
-    commit_lines = "\n".join(f"- {c.sha[:7]} {c.subject}" for c in commits) or "- (none)"
-    text = (
-        f"# Automatic record: {first[:60] or 'session ' + session_id[:8]}\n\n"
-        "## Summary\n"
-        f"Mechanical record written by gitvault at {trigger}: the agent did not save this "
-        f'session. {summary.prompt_count} prompt(s). First prompt: "{first[:300]}"\n\n'
-        f"Commits made by this session:\n{commit_lines}\n\n"
-        "## Key Decisions\n- Not recorded (mechanical record); see the commits above.\n\n"
-        "## Next Steps\n"
-        f'- Pick up from the last prompt: "{last[:300]}"\n'
+    from gitvault.memory import sessions  # heavier imports only on this path
+
+    facts = state.transcript
+    prompts = int(facts.get("prompts") or 0)
+    first, last = facts.get("first"), facts.get("last")
+    title = texts.auto_record_title([c.subject for c in commits], last, session_id)
+    text = texts.auto_record_text(
+        title=title,
+        trigger=trigger,
+        commits=[(c.sha, c.subject) for c in commits],
+        prompts=prompts,
+        first_prompt=first if isinstance(first, str) else None,
+        last_prompt=last if isinstance(last, str) else None,
     )
-    head = gitcmd.ref_exists(cwd, "HEAD")
+    from gitvault.vault import gitcmd
+
     saved = sessions.save_session(
         loc,
         text,
+        title=title,
         session_id=session_id,
         agent="claude-code",
         mode="auto",
         extra={
             "commits": [c.sha for c in commits] or None,
-            "prompt_count": summary.prompt_count,
-            "head": head,
+            "prompt_count": prompts,
+            "head": gitcmd.ref_exists(cwd, "HEAD"),
         },
     )
     return saved.slug

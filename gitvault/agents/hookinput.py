@@ -2,13 +2,14 @@
 
 jsonschema costs ~100 ms to import, more than the SessionStart hook may spend in all. These
 schemas use a small subset of JSON Schema (type, required, properties, const, enum, minLength,
-additionalProperties: true), which this module interprets; a test checks it agrees with
-jsonschema on the sample inputs and on broken ones.
+maxLength, pattern, additionalProperties: true), which this module interprets; a test checks it
+agrees with jsonschema on the sample inputs and on broken ones.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -38,6 +39,11 @@ def _schema(name: str) -> dict[str, Any]:
     return data
 
 
+@cache
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(text)
+
+
 def _type_ok(value: Any, expected: str | list[str]) -> bool:
     names = [expected] if isinstance(expected, str) else expected
     for name in names:
@@ -58,8 +64,13 @@ def problems(instance: Any, schema: dict[str, Any], where: str = "") -> list[str
         out.append(f"{label}: expected {schema['const']!r}")
     if "enum" in schema and instance not in schema["enum"]:
         out.append(f"{label}: not one of {schema['enum']}")
-    if isinstance(instance, str) and len(instance) < int(schema.get("minLength", 0)):
-        out.append(f"{label}: too short")
+    if isinstance(instance, str):
+        if len(instance) < int(schema.get("minLength", 0)):
+            out.append(f"{label}: too short")
+        if "maxLength" in schema and len(instance) > int(schema["maxLength"]):
+            out.append(f"{label}: too long")
+        if "pattern" in schema and _pattern(schema["pattern"]).search(instance) is None:
+            out.append(f"{label}: does not match {schema['pattern']}")
     if isinstance(instance, dict):
         for key in schema.get("required", []):
             if key not in instance:

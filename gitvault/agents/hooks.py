@@ -1,12 +1,21 @@
 """Claude Code hooks: `gitvault-hook claude <event>` (no typer, no rich).
 
-session-start → recall block as additionalContext (reads only; ≤ 2 s, else exit 0 with nothing)
+session-start → recall block as additionalContext (≤ 2 s, else exit 0 with nothing). It opens
+                the session's run in the ledger (when and in which worktree it runs: the basis
+                of attribution), remembers a hash of each recall part it injected, and on
+                `resume` injects only the parts that changed since this conversation last got
+                them (nothing when none did); startup, clear and compact inject the whole block.
 stop          → {"decision":"block","reason":…} only when a save is due
 pre-compact   → mechanical session record when this session has unsaved work (never exit 2)
-session-end   → the same record, then a detached, lease-guarded fold
+session-end   → the same record, closes the run, then a detached, lease-guarded fold
 
 Every path exits 0: a hook never blocks a session. Errors and malformed input go to the log in
-the common git dir (`gitvault status` shows it). GITVAULT_CHILD=1 makes every hook exit at once.
+the common git dir (`gitvault status` shows it). GITVAULT_CHILD=1 makes every hook exit at once,
+and so does `git config gitvault.agents none` (install --no-claude).
+
+Input is untrusted: it is validated against the schemas (a session id must look like one),
+transcripts are read only when they are regular files and at most transcript.MAX_READ_BYTES
+per call, and every value that reaches a command line is shell-quoted.
 """
 
 from __future__ import annotations
@@ -15,11 +24,13 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 TIME_BOUNDS = {"session-start": 2.0, "stop": 20.0, "pre-compact": 45.0, "session-end": 25.0}
+MAX_INPUT_BYTES = 4_000_000
 
 
 class _TimeUp(BaseException):
@@ -40,10 +51,23 @@ def _log(loc: Any, message: str) -> None:
         sys.stderr.write(f"gitvault: {message}\n")
 
 
-def _settings(cwd: Path, section: str) -> dict[str, Any]:
+def _git_config(cwd: Path) -> dict[str, str]:
+    """gitvault's keys of the repository's git config, in one process."""
+    from gitvault.vault import gitcmd
+
+    proc = gitcmd.run_git(["config", "--get-regexp", r"^gitvault\."], cwd, check=False)
+    out: dict[str, str] = {}
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        out.setdefault(key.lower(), value.strip())
+    return out
+
+
+def _settings(cwd: Path, section: str, config: dict[str, str]) -> dict[str, Any]:
     from gitvault.vault import gitcmd, layout
 
-    rev = f"{layout.branch_ref(gitcmd.vault_branch(cwd))}:{layout.CONFIG}"
+    branch = layout.branch_name(config.get(layout.BRANCH_KEY))
+    rev = f"{layout.branch_ref(branch)}:{layout.CONFIG}"
     proc = gitcmd.run_git(["cat-file", "blob", rev], cwd, check=False)
     text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
     return layout.read_settings(text, section)
@@ -53,25 +77,26 @@ def run(event: str, raw: str) -> str:
     """Handle one hook call; returns what to print on stdout ("" for nothing)."""
     from gitvault.agents import hookinput
     from gitvault.errors import GitvaultError
+    from gitvault.memory.ledger import valid_session_id
     from gitvault.resolve import resolve
 
     error = None
     try:
         payload = json.loads(raw) if raw.strip() else None
-    except json.JSONDecodeError as exc:
-        payload, error = None, f"input is not JSON: {exc}"
+    except (ValueError, RecursionError) as exc:
+        payload, error = None, f"input is not JSON: {type(exc).__name__}"
     problems = [error] if error else hookinput.validate(event, payload)
-    project = (
-        os.environ.get("CLAUDE_PROJECT_DIR")
-        or (payload.get("cwd") if isinstance(payload, dict) else None)
-        or os.getcwd()
+    if not problems and isinstance(payload, dict) and not valid_session_id(payload["session_id"]):
+        problems = ["session_id: not a session id"]
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or (
+        payload.get("cwd") if isinstance(payload, dict) and not problems else None
     )
     try:
-        loc = resolve(None, Path(str(project)))
-    except GitvaultError:
+        loc = resolve(None, Path(str(project or os.getcwd())))
+    except (GitvaultError, OSError, ValueError):
         return ""  # not a repository: gitvault has nothing to say here
     if problems or not isinstance(payload, dict):
-        _log(loc, f"hook {event}: malformed input ignored: {'; '.join(problems[:3])}")
+        _log(loc, f"hook {event}: malformed input ignored: {'; '.join(problems[:3])[:300]}")
         return ""
     cwd = loc.workdir or loc.common_dir
     try:
@@ -84,28 +109,23 @@ def run(event: str, raw: str) -> str:
 
 
 def _dispatch(event: str, loc: Any, cwd: Path, payload: dict[str, Any]) -> str:
-    if event == "session-start":
-        from gitvault.memory import recall
+    from gitvault.vault import layout
 
-        result = recall.build(cwd)
-        for problem in result.problems:
-            _log(loc, f"hook {event}: {problem}")
-        block = result.text
-        if not block:
-            return ""
-        return json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
-        )
+    config = _git_config(cwd)
+    if config.get(layout.AGENTS_KEY, "").strip().lower() == "none":
+        return ""  # installed with --no-claude: gitvault stays out of agent sessions
+    if event == "session-start":
+        return _session_start(loc, cwd, payload, config)
     if event == "stop":
         from gitvault.agents import capture
 
-        answer = capture.decide_stop(loc, cwd, payload, _settings(cwd, "capture"))
+        answer = capture.decide_stop(loc, cwd, payload, lambda: _settings(cwd, "capture", config))
         return json.dumps(answer) if answer else ""
     if event in ("pre-compact", "session-end"):
         from gitvault.agents import capture
 
-        settings = _settings(cwd, "capture")
-        slug = capture.auto_record(loc, cwd, payload, event, settings)
+        settings = _settings(cwd, "capture", config)
+        slug = capture.auto_record(loc, cwd, payload, event, lambda: settings)
         if slug:
             _log(loc, f"hook {event}: wrote the mechanical record s:{slug}")
         if event == "session-end" and settings["fold_on_session_end"]:
@@ -118,6 +138,76 @@ def _dispatch(event: str, loc: Any, cwd: Path, payload: dict[str, Any]) -> str:
     return ""
 
 
+def _session_start(loc: Any, cwd: Path, payload: dict[str, Any], config: dict[str, str]) -> str:
+    from gitvault.memory import ledger, recall
+    from gitvault.memory.attribution import reflog_size
+    from gitvault.vault import layout
+
+    state = ledger.load(loc, str(payload["session_id"]))
+    source = str(payload.get("source") or "startup")
+    state.open_run(time.time(), reflog_size(loc.git_dir))
+    state.git_dir = str(loc.git_dir)
+    state.worktree = str(loc.workdir or "")
+    state.branch = _branch(loc.git_dir)
+    # A resumed conversation still holds what it was given (Claude Code replays it): only what
+    # changed since. compact and clear dropped it: everything again.
+    known = state.recall if source == "resume" and state.recall else None
+    result = recall.build(
+        cwd, layout.branch_name(config.get(layout.BRANCH_KEY)), here=state.branch, known=known
+    )
+    for problem in result.problems:
+        _log(loc, f"hook session-start: {problem}")
+    state.recall = {**(known or {}), **result.parts}
+    state.cli = _export_cli()
+    ledger.store(loc, state)
+    block = result.text
+    if not block:
+        return ""
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
+    )
+
+
+def _branch(git_dir: Path) -> str:
+    from gitvault.vault import gitcmd
+
+    try:
+        head = gitcmd.head_ref(git_dir)
+    except OSError:
+        return ""
+    return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else ""
+
+
+def _export_cli() -> str:
+    """Make plain `gitvault` work in the session's Bash tool: when it is not on PATH but this
+    gitvault's own `gitvault` script is (a virtualenv), put that folder on the session's PATH
+    through CLAUDE_ENV_FILE (machine-specific, outside the repository). Returns how the Bash
+    tool runs gitvault."""
+    import shlex
+    import shutil
+
+    if shutil.which("gitvault"):
+        return "gitvault"
+    folder = os.path.dirname(sys.executable)
+    script = os.path.join(folder, "gitvault")
+    env_file = os.environ.get("CLAUDE_ENV_FILE")
+    if env_file and os.access(script, os.X_OK):
+        line = f'export PATH={shlex.quote(folder)}:"$PATH"\n'
+        try:
+            try:
+                with open(env_file, encoding="utf-8") as fh:
+                    present = line in fh.read(1_000_000)
+            except FileNotFoundError:
+                present = False
+            if not present:
+                with open(env_file, "a", encoding="utf-8") as fh:
+                    fh.write(line)
+            return "gitvault"
+        except OSError:
+            pass
+    return f"{shlex.quote(sys.executable)} -m gitvault"
+
+
 def main(argv: list[str] | None = None) -> int:
     if os.environ.get("GITVAULT_CHILD"):
         return 0  # inside the fold's own `claude -p`: never recurse into gitvault
@@ -128,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.setitimer(signal.ITIMER_REAL, bound)
     out = ""
     try:
-        raw = sys.stdin.read(4_000_000)
+        raw = sys.stdin.read(MAX_INPUT_BYTES)
         out = run(event, raw)
     except _TimeUp:
         _log(None, f"hook {event}: gave up after {bound:.0f}s (exit 0, nothing injected)")

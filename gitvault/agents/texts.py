@@ -1,10 +1,13 @@
 """Texts shown to agents, each in one copy: the save instruction (rendered into the Stop
-reason, the agent files' managed section and the /save skill) and how to run gitvault."""
+reason, the agent files' managed section and the /save skill), how to run gitvault, and the
+mechanical session record."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
+from collections.abc import Sequence
 
 SAVE_HEREDOC = "GITVAULT_EOF"
 SAVE_BODY = """\
@@ -17,21 +20,36 @@ SAVE_BODY = """\
 NO_RECALL_COPY = (
     "Write only about this session's own work; never copy text from the VAULT RECALL block."
 )
+# The narrow permission rule install adds so that the save a Stop hook asks for is not denied
+# (headless runs have no one to approve it). Both settings files carry it.
+SAVE_PERMISSION = "Bash(gitvault save:*)"
 
 
 def gitvault_cli() -> str:
     """How a shell on this machine runs gitvault: PATH first, else this interpreter."""
     if shutil.which("gitvault"):
         return "gitvault"
-    return f"{sys.executable} -m gitvault"
+    return f"{shlex.quote(sys.executable)} -m gitvault"
 
 
 def save_command(*, cmd: str, agent: str, title: str, session_id: str | None = None) -> str:
-    """The one save command an agent is asked to run, with its heredoc body."""
-    session = f" --session-id {session_id}" if session_id else ""
+    """The one save command an agent is asked to run, with its heredoc body. The session id
+    is quoted for the shell (it comes from hook input); `${CLAUDE_SESSION_ID}`, the skill
+    placeholder Claude Code substitutes, is kept as it is."""
+    session = ""
+    if session_id:
+        quoted = session_id if session_id == "${CLAUDE_SESSION_ID}" else shlex.quote(session_id)
+        session = f" --session-id {quoted}"
     return (
         f'{cmd} save{session} --agent {agent} --title "{title}" '
         f"<<'{SAVE_HEREDOC}'\n{SAVE_BODY}\n{SAVE_HEREDOC}"
+    )
+
+
+def stop_reason(what: str, command: str) -> str:
+    return (
+        f"gitvault: {what}. Save a short session summary now, then finish. Run exactly:\n"
+        f"{command}\n{NO_RECALL_COPY}"
     )
 
 
@@ -44,8 +62,59 @@ def agent_file_mechanics() -> str:
         "This repository keeps its memory on the `vault` branch (gitvault). A recall block\n"
         "(fenced by VAULT RECALL lines) is injected at session start; `gitvault recall` prints "
         "it again.\n"
-        "Before you stop after real work, save the session:\n"
+        "Before you stop after real work, save the session (inside Claude Code the session id "
+        "and agent are filled in for you):\n"
         "```\n" + save_command(cmd="gitvault", agent="<agent>", title="<what you did>") + "\n```\n"
         "Never paste recalled text into a save.\n"
         "Check a remembered fact with `git show <sha>` (c:…) or `gitvault show <slug>` (s:…)."
     )
+
+
+AUTO_TITLE_PREFIX = "Automatic record: "
+
+
+def auto_record_title(subjects: Sequence[str], prompt: str | None, session_id: str) -> str:
+    """Titled from the work it records: the commit subjects, else the newest prompt."""
+    if subjects:
+        title = subjects[-1]
+        if len(subjects) > 1:
+            title += f" (+{len(subjects) - 1} more commit{'s' if len(subjects) > 2 else ''})"
+        return AUTO_TITLE_PREFIX + title
+    what = (prompt or "").strip().replace("\n", " ")
+    return AUTO_TITLE_PREFIX + (f'prompted "{what[:60]}"' if what else f"session {session_id[:8]}")
+
+
+def auto_record_text(
+    *,
+    title: str,
+    trigger: str,
+    commits: Sequence[tuple[str, str]],
+    prompts: int,
+    first_prompt: str | None,
+    last_prompt: str | None,
+) -> str:
+    """A mechanical record: what happened, as facts. It decides nothing and plans nothing: its
+    Key Decisions and Next Steps hold no bullet, so no merger takes one from it."""
+    commit_lines = "\n".join(f"- {sha[:7]} {subject}" for sha, subject in commits)
+    lines = [
+        f"# {title}",
+        "",
+        "## Summary",
+        f"Mechanical record written by gitvault at {trigger}: the agent did not save this "
+        f"session, so this lists what it did without interpreting it. {prompts} prompt(s).",
+    ]
+    if commits:
+        lines += ["", "Commits made by this session:", commit_lines]
+    for label, prompt in (("First prompt", first_prompt), ("Last prompt", last_prompt)):
+        if prompt and (label == "First prompt" or prompt != first_prompt):
+            lines.append(f'{label}: "{prompt.strip().replace(chr(10), " ")[:300]}"')
+    lines += [
+        "",
+        "## Key Decisions",
+        "None recorded: a mechanical record knows what was done, not why.",
+        "",
+        "## Next Steps",
+        "None recorded: the session did not say (its work may well be finished).",
+        "",
+    ]
+    return "\n".join(lines)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ from typing import Any
 from gitvault.memory.fences import strip_recall
 
 ASSISTANT_TEXTS_KEPT = 10
+# The most any hook reads of a transcript in one call (the documented cap): the tail, or the
+# part not read before (PromptScan). Past it, the middle of a transcript is skipped.
+MAX_READ_BYTES = 2_000_000
+HEAD_BYTES = 262_144  # read for the first prompt when the scan starts past the beginning
 MAX_TEXT_CHARS = 4_000
 
 # User text that Claude Code generates itself (slash-command echoes, local command output,
@@ -89,12 +94,46 @@ def _texts(content: Any) -> Iterator[str]:
                     yield value
 
 
+def open_regular(path: str | os.PathLike[str]) -> int | None:
+    """A read-only descriptor of path when it is a regular file, else None. Opened without
+    blocking, so a FIFO, a device or a socket named as a transcript can never hang a hook."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _read_range(fd: int, start: int, end: int) -> bytes:
+    chunks = []
+    pos = start
+    while pos < end:
+        data = os.pread(fd, min(1 << 20, end - pos), pos)
+        if not data:
+            break
+        chunks.append(data)
+        pos += len(data)
+    return b"".join(chunks)
+
+
 def _read_lines(path: Path, max_bytes: int, skipped: dict[str, int]) -> list[bytes]:
-    with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    fd = open_regular(path)
+    if fd is None:
+        if os.path.lexists(path):
+            raise OSError(f"{path} is not a regular file")
+        raise FileNotFoundError(path)
+    try:
+        size = os.fstat(fd).st_size
         start = max(0, size - max(0, max_bytes))
-        handle.seek(start)
-        data = handle.read()
+        data = _read_range(fd, start, size)
+    finally:
+        os.close(fd)
     lines = data.split(b"\n")
     if start > 0 and lines:
         # We began mid-file: the first piece is the tail of a line we cannot parse.
@@ -211,9 +250,9 @@ class _Reader:
                     self.summary.bash_commands.append(command)
 
 
-def read_transcript(path: Path, *, max_bytes: int = 20_000_000) -> TranscriptSummary:
-    """Summarise a transcript; a missing or unreadable file gives an empty summary. Only the
-    last ``max_bytes`` of a larger file are read."""
+def read_transcript(path: Path, *, max_bytes: int = MAX_READ_BYTES) -> TranscriptSummary:
+    """Summarise a transcript; a missing, unreadable or non-regular file (a FIFO, a device, a
+    directory) gives an empty summary. Only the last ``max_bytes`` of a larger file are read."""
     reader = _Reader()
     try:
         lines = _read_lines(Path(path), max_bytes, reader.summary.skipped)
@@ -244,3 +283,87 @@ def commits_in(summary: TranscriptSummary, candidates: Iterable[str]) -> list[st
             seen.add(sha)
             found.append(candidate)
     return found
+
+
+def first_timestamp(path: str | os.PathLike[str]) -> float | None:
+    """When the transcript's first entry was written (the session's start), or None."""
+    from datetime import datetime
+
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
+        head = os.pread(fd, 16_384, 0)
+    finally:
+        os.close(fd)
+    for raw in head.split(b"\n")[:20]:
+        match = _TIMESTAMP.search(raw)
+        if match:
+            try:
+                return datetime.fromisoformat(
+                    match.group(1).decode().replace("Z", "+00:00")
+                ).timestamp()
+            except ValueError:
+                continue
+    return None
+
+
+_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d))"')
+
+
+def scan_prompts(path: str | os.PathLike[str], seen: dict[str, Any]) -> dict[str, Any]:
+    """The typed prompts of a transcript, read incrementally: `seen` is what an earlier call
+    returned (offset, prompts, first, last); only what was appended since is read, at most
+    MAX_READ_BYTES of it (then the newest part). Only lines that can be user prompts are
+    parsed. A file that is not regular, or shrank (a new file), starts over."""
+    given = seen.get("offset")
+    offset: int = given if isinstance(given, int) and given >= 0 else 0
+    out: dict[str, Any] = {
+        "offset": offset,
+        "prompts": seen.get("prompts") if isinstance(seen.get("prompts"), int) else 0,
+        "first": seen.get("first") if isinstance(seen.get("first"), str) else None,
+        "last": seen.get("last") if isinstance(seen.get("last"), str) else None,
+    }
+    fd = open_regular(path)
+    if fd is None:
+        return out
+    try:
+        size = os.fstat(fd).st_size
+        if size < offset:
+            out.update(offset=0, prompts=0, first=None, last=None)
+            offset = 0
+        start = max(offset, size - MAX_READ_BYTES)
+        data = _read_range(fd, start, size)
+        head = b""
+        if out["first"] is None and start > 0:
+            head = _read_range(fd, 0, min(HEAD_BYTES, start))
+    finally:
+        os.close(fd)
+    cut = data.rfind(b"\n")
+    if cut < 0:
+        return out  # no complete line yet
+    lines = data[:cut].split(b"\n")
+    if start > offset and lines:
+        lines = lines[1:]  # began mid-line
+    if head:
+        _scan(head.rsplit(b"\n", 1)[0].split(b"\n"), out, count=False)
+    _scan(lines, out, count=True)
+    out["offset"] = start + cut + 1
+    return out
+
+
+def _scan(lines: list[bytes], out: dict[str, Any], *, count: bool) -> None:
+    reader = _Reader()
+    for raw in lines:
+        if b'"user"' in raw and b"tool_result" not in raw:
+            reader.line(raw)
+    summary = reader.summary
+    if out["first"] is None and summary.first_prompt:
+        out["first"] = summary.first_prompt[:MAX_PROMPT_KEPT]
+    if count:
+        out["prompts"] += summary.prompt_count
+        if summary.last_prompt:
+            out["last"] = summary.last_prompt[:MAX_PROMPT_KEPT]
+
+
+MAX_PROMPT_KEPT = 500

@@ -28,10 +28,16 @@ def save(
         None, "--title", "-t", metavar="TITLE", help="Title (default: the text's # heading)."
     ),
     session_id: str = typer.Option(
-        None, "--session-id", metavar="ID", help="The agent session's id."
+        None,
+        "--session-id",
+        metavar="ID",
+        help="The agent session's id (default: $CLAUDE_CODE_SESSION_ID inside Claude Code).",
     ),
     agent: str = typer.Option(
-        None, "--agent", metavar="AGENT", help="Who saved it (e.g. claude-code)."
+        None,
+        "--agent",
+        metavar="AGENT",
+        help="Who saved it (default: claude-code inside Claude Code).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
@@ -46,7 +52,8 @@ def save(
             raw = Path(file).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise GitvaultError(f"cannot read {file}: {exc.strerror}") from exc
-    saved = sessions.save_session(loc, raw, title=title, session_id=session_id, agent=agent)
+    sid, who = _session_defaults(session_id, agent)
+    saved = sessions.save_session(loc, raw, title=title, session_id=sid, agent=who)
     if json_out:
         emit_json(
             "save",
@@ -61,6 +68,24 @@ def save(
     out.print(f"saved {saved.path} ({saved.commit[:7]})")
     if saved.redactions:
         out.print(f"  redacted {saved.redactions} secret(s) before writing")
+
+
+def _session_defaults(session_id: str | None, agent: str | None) -> tuple[str | None, str | None]:
+    """Inside Claude Code (its Bash tool exports CLAUDE_CODE_SESSION_ID and CLAUDECODE=1) a save
+    belongs to the running session with no id typed: it clears that session's Stop condition."""
+    from gitvault.memory.ledger import valid_session_id
+
+    if session_id is not None and not valid_session_id(session_id):
+        raise GitvaultError(
+            f"--session-id {session_id!r} is not a session id",
+            hint="use letters, digits, '.', '_' and '-' (Claude Code's ids are UUIDs)",
+        )
+    from_env = os.environ.get("CLAUDE_CODE_SESSION_ID")
+    if session_id is None and from_env and valid_session_id(from_env):
+        session_id = from_env
+    if agent is None and os.environ.get("CLAUDECODE") == "1":
+        agent = "claude-code"
+    return session_id, agent
 
 
 def fold(

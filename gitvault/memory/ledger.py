@@ -1,24 +1,42 @@
-"""Per agent session: what it has saved and what it was asked to save (the ledger), kept in
-<common git dir>/gitvault/claude-sessions/<id>.json. A save clears "unsaved work"; the Stop
-hook reads it to ask only when a save is due and never twice for the same work.
+"""Per agent session: when it ran, where, what it saved, what it was asked to save and what
+recall it already carries (the ledger), kept in
+<common git dir>/gitvault/claude-sessions/<id>.json.
+
+- `runs`: the [start, end] intervals the session was live (SessionStart opens one, SessionEnd
+  closes it; an open one ends "now"). A commit belongs to the session when its worktree's HEAD
+  moved to it by creating it inside one of them (gitvault.memory.attribution).
+- `saved`: commits covered by a save; `asked`: commits the Stop hook already asked about.
+- `recall`: a hash per recall part (digest, each session, patterns) this conversation has in its
+  context, so a resume injects only what changed.
+- `transcript`: how far the transcript was read, and the prompt facts gathered so far.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gitvault.errors import GitvaultError
+from gitvault.memory.attribution import Run
 from gitvault.resolve import Location
-from gitvault.vault import gitcmd
 from gitvault.vault.locking import atomic_write
 
 STATE_DIR = "claude-sessions"
 LOOKBACK_SECONDS = 3 * 24 * 3600
+MAX_RUNS = 50
+# What a session id may look like: Claude Code's are UUIDs. Anything else is refused before it
+# can reach a file name or a command line.
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def valid_session_id(value: object) -> bool:
+    return isinstance(value, str) and SESSION_ID.fullmatch(value) is not None
 
 
 @dataclass
@@ -28,46 +46,148 @@ class SessionState:
     turns_since_save: int = 0
     last_save: float = 0.0
     last_ask: float = 0.0
+    last_active: float = 0.0
     asked: list[str] = field(default_factory=list)  # commits already asked about
-    # Commits that existed when the session last saved: covered by that save. (A commit's
-    # time has one-second resolution, so "made before last_save" alone misses a commit made
-    # in the same second as the save.)
-    saved: list[str] = field(default_factory=list)
+    saved: list[str] = field(default_factory=list)  # commits covered by a save
+    # [start, end, reflog size at start, at end]; end None while the run is open.
+    runs: list[list[float | None]] = field(default_factory=list)
+    git_dir: str = ""  # the session's worktree git dir (its HEAD reflog is the evidence)
+    worktree: str = ""
+    branch: str = ""
+    cli: str = ""  # how this session's Bash tool runs gitvault (set at SessionStart)
+    recall: dict[str, str] = field(default_factory=dict)
+    transcript: dict[str, Any] = field(default_factory=dict)
+    known: bool = False  # False: no ledger file existed (set by load)
+
+    def attribution_runs(self) -> list[Run]:
+        """The intervals the session was live (an open one is still running)."""
+        out = []
+        for run in self.runs:
+            if not isinstance(run, list) or not run or not isinstance(run[0], int | float):
+                continue
+            values = [*run, None, None, None][:4]
+            end, begin_at, end_at = values[1], values[2], values[3]
+            out.append(
+                Run(
+                    float(run[0]),
+                    float(end) if isinstance(end, int | float) else None,
+                    int(begin_at) if isinstance(begin_at, int | float) else None,
+                    int(end_at) if isinstance(end_at, int | float) else None,
+                )
+            )
+        return out
+
+    def open_run(self, now: float, reflog_at: int | None) -> None:
+        """A SessionStart: open an interval unless one is open. One left open by a session that
+        died without SessionEnd is closed at its last sign of life first (its end offset is
+        then unknown, so that run is matched by time)."""
+        if self.runs and len(self.runs[-1]) > 1 and self.runs[-1][1] is None:
+            last = self.runs[-1]
+            if self.last_active and now - self.last_active > 600:
+                last[1] = max(float(last[0] or 0), self.last_active)
+                del last[2:]
+            else:
+                return
+        self.runs = (self.runs + [[now, None, reflog_at, None]])[-MAX_RUNS:]
+        if not self.first_seen:
+            self.first_seen = now
+
+    def close_run(self, now: float, reflog_at: int | None) -> None:
+        if self.runs and len(self.runs[-1]) > 1 and self.runs[-1][1] is None:
+            run = [*self.runs[-1], None, None][:4]
+            run[1], run[3] = now, reflog_at
+            self.runs[-1] = run
 
 
-def _path(loc: Location, session_id: str) -> Path:
+def path_for(loc: Location, session_id: str) -> Path:
     name = _SAFE.sub("_", session_id)[:100] or "unknown"
     return loc.state_dir / STATE_DIR / f"{name}.json"
 
 
 def load(loc: Location, session_id: str) -> SessionState:
     try:
-        data = json.loads(_path(loc, session_id).read_text(encoding="utf-8"))
-        fields = {k: data[k] for k in SessionState.__dataclass_fields__ if k in data}
-        return SessionState(**fields)
+        data = json.loads(path_for(loc, session_id).read_text(encoding="utf-8"))
+        fields = {
+            k: data[k] for k in SessionState.__dataclass_fields__ if k in data and k != "known"
+        }
+        state = SessionState(**fields)
+        state.known = True
+        return state
     except (OSError, ValueError, TypeError):
         return SessionState(session_id=session_id, first_seen=time.time())
 
 
 def store(loc: Location, state: SessionState) -> None:
-    path = _path(loc, state.session_id)
+    state.last_active = time.time()
+    path = path_for(loc, state.session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(asdict(state)).encode())
+    data = asdict(state)
+    del data["known"]
+    atomic_write(path, json.dumps(data).encode())
+
+
+def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
+    """Other sessions active since `since` (their ledger written since then)."""
+    folder = loc.state_dir / STATE_DIR
+    out = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    mine = path_for(loc, session_id).name
+    for entry in entries:
+        try:
+            if entry.name == mine or entry.stat().st_mtime < since:
+                continue
+            data = json.loads(Path(entry.path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("session_id"), str):
+            continue
+        fields = {k: data[k] for k in SessionState.__dataclass_fields__ if k in data}
+        try:
+            state = SessionState(**fields)
+        except TypeError:
+            continue
+        state.known = True
+        out.append(state)
+    return out
+
+
+def session_git_dir(loc: Location, state: SessionState) -> Path:
+    return Path(state.git_dir) if state.git_dir else loc.git_dir
 
 
 def mark_saved(loc: Location, session_id: str | None) -> None:
-    """A save clears the condition: older commits and turns no longer count as unsaved."""
+    """A save clears the condition: the commits this session made so far, and its turns, no
+    longer count as unsaved."""
     if not session_id:
         return
+    from gitvault.memory import attribution
+
     state = load(loc, session_id)
     now = time.time()
-    since = max(state.last_save, now - LOOKBACK_SECONDS)
     try:
-        existing = gitcmd.recent_commits(loc.workdir or loc.common_dir, since - 1)
-    except GitvaultError:
-        existing = {}
+        made = attribution.made_in(session_git_dir(loc, state), state.attribution_runs())
+    except (OSError, GitvaultError):
+        made = []
     known = set(state.saved)
-    state.saved = (state.saved + [s for s in existing if s not in known])[-2000:]
+    state.saved = (state.saved + [s for s in made if s not in known])[-2000:]
     state.last_save = now
     state.turns_since_save = 0
     store(loc, state)
+
+
+def commits_made(loc: Location, session_id: str | None) -> list[str]:
+    """The commits a session made so far (for a save's front matter); [] when unknown."""
+    if not session_id:
+        return []
+    from gitvault.memory import attribution
+
+    state = load(loc, session_id)
+    if not state.known:
+        return []
+    try:
+        return attribution.made_in(session_git_dir(loc, state), state.attribution_runs())
+    except OSError:
+        return []

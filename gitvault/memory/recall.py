@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gitvault.memory import cites, sections
-from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, strip_recall
+from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, outbound, strip_recall
 from gitvault.vault import frontmatter, gitcmd, layout
 
 DIGEST_MAX: int = layout.DEFAULTS["digest"]["max_chars"]
@@ -34,6 +34,10 @@ class Recall:
         self.omitted: list[str] = []
         self.has_digest = False
         self.sessions: list[str] = []
+        # A hash per part (digest, s:<slug>, patterns) of what the full block holds: the hook
+        # remembers it per conversation, so a resume injects only what changed.
+        self.parts: dict[str, str] = {}
+        self.config_text = ""  # vault.toml as read (the hook takes [capture] from it)
         # What could not be read (the hook logs these; the block says what it could).
         self.problems: list[str] = []
 
@@ -69,9 +73,20 @@ def _pattern_lines(texts: list[str]) -> list[str]:
     return lines
 
 
-def build(cwd: Path, branch: str | None = None) -> Recall:
-    """The recall block for the repository at cwd."""
+def build(
+    cwd: Path,
+    branch: str | None = None,
+    *,
+    here: str | None = None,
+    known: dict[str, str] | None = None,
+) -> Recall:
+    """The recall block for the repository at cwd. `here` is the code branch the session works
+    on (read from cwd's HEAD when None): its own sessions come first. With `known` (the part
+    hashes a conversation already carries), only parts that changed are in the block, and the
+    block is empty when none did."""
     branch = branch or layout.branch_name(gitcmd.config_get(cwd, layout.BRANCH_KEY))
+    if here is None:
+        here = _current_branch(cwd)
     rev = layout.branch_ref(branch)
     folders = [layout.SESSIONS + "/", layout.PATTERNS + "/", layout.TOMBSTONES + "/"]
     entries = gitcmd.ls_tree(cwd, rev, [layout.DIGEST, layout.CONFIG, *folders])
@@ -85,7 +100,7 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
     session_paths = [p for p in session_paths if not cites.path_is_buried(p, tombs)]
     pattern_paths = sorted(e.path for e in entries if layout.is_pattern(e.path))
     wanted: list[str] = [p for p in (layout.DIGEST, layout.CONFIG) if p in by_path]
-    wanted += _candidates(session_paths, 2) + pattern_paths
+    wanted += _candidates(session_paths, SESSIONS_READ) + pattern_paths
     blobs = gitcmd.cat_blobs(cwd, [by_path[p].oid for p in wanted])
 
     def read(path: str) -> str:
@@ -101,22 +116,25 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
     section_max = max(0, settings["section_chars"])
     max_patterns = max(0, settings["pattern_lines"])
     n_sessions = max(0, min(settings["sessions"], 10))
-    candidates = _candidates(session_paths, n_sessions)
+    candidates = _candidates(session_paths, max(n_sessions, SESSIONS_READ))
     more = [by_path[p].oid for p in candidates if p not in wanted]
-    if more:  # the first batch fetched the candidates for two sessions only
+    if more:
         blobs.update(gitcmd.cat_blobs(cwd, more))
-    newest = _newest(candidates, read)[:n_sessions]
+    chosen = _choose([p for p in candidates if not unreadable(p)], read, n_sessions, here or "")
 
     recall = Recall(text="")
+    recall.config_text = read(layout.CONFIG)
     recall.problems = [
         f"cannot read {p} from the vault branch '{branch}' (object {by_path[p].oid[:12]} missing)"
         for p in [layout.DIGEST, *candidates, *pattern_paths]
         if unreadable(p)
     ]
     parts: list[str] = []
+    keys: list[str] = []  # the part key of each entry of `parts`
     digest_text = read(layout.DIGEST)
     if unreadable(layout.DIGEST):
         parts.append("The digest exists but could not be read (logged; see `gitvault status`).")
+        keys.append("digest")
     elif digest_text:
         meta, body = frontmatter.parse(digest_text)
         recall.has_digest = True
@@ -139,6 +157,7 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
             + (f"[{behind}]\n" if behind else "")
             + _cut(body, DIGEST_MAX, "digest")
         )
+        keys.append("digest")
     else:
         notes = gitcmd.count_files(cwd, rev, layout.NOTES + "/", ".md")  # .keep is no note
         waiting = f"{_count(notes, 'commit note')} and {_count(len(session_paths), 'session')}"
@@ -146,20 +165,21 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
             f"No digest yet: {waiting} are waiting for a fold (`gitvault fold`); "
             "nothing has been folded into a digest so far."
         )
+        keys.append("digest:none")  # the counts change with every commit; the fact does not
     optional: list[tuple[str, str]] = []  # (name for [omitted], text), in priority order
-    for path in newest:
-        if unreadable(path):
-            continue
+    optional_keys: list[str] = []
+    for path, label in chosen:
         meta, body = frontmatter.parse(read(path))
         found = sections.split_sections(strip_recall(body))
         slug = layout.session_slug(path) or path
         recall.sessions.append(slug)
-        lines = [f"Session s:{slug} — {meta.get('title', '')} ({meta.get('mode', 'manual')})"]
+        lines = [f"Session s:{slug} — {meta.get('title', '')} ({label})"]
         for name in SESSION_SECTIONS:
             text = found.get(name.lower(), "").strip()
             if text:
                 lines.append(f"{name}:\n{_cut(text, section_max, name)}")
         optional.append((f"session {slug}", "\n".join(lines)))
+        optional_keys.append(f"s:{slug}")
     patterns = _pattern_lines([read(p) for p in pattern_paths] + _user_patterns())
     if patterns:
         shown = patterns[:max_patterns]
@@ -167,8 +187,112 @@ def build(cwd: Path, branch: str | None = None) -> Recall:
         if len(patterns) > max_patterns:
             recall.omitted.append(f"{len(patterns) - max_patterns} pattern lines")
         optional.append(("patterns", text))
+        optional_keys.append("patterns")
+    # The way out: stored text is redacted again and can open or close no fence (the digest's
+    # own "## Category" lines stay headings).
+    parts = [outbound(p, own_headings=_headings(p)) for p in parts]
+    optional = [(name, outbound(text)) for name, text in optional]
+    recall.parts = {key: _part_hash(key, text) for key, text in zip(keys, parts, strict=False)}
+    recall.parts.update(
+        (key, _part_hash(key, text))
+        for key, (_, text) in zip(optional_keys, optional, strict=False)
+    )
+    if known is not None:
+        changed = {k for k, h in recall.parts.items() if known.get(k) != h}
+        if not changed:
+            recall.text = ""
+            return recall
+        parts = [RESUME_HEADER] + [t for k, t in zip(keys, parts, strict=False) if k in changed]
+        optional = [o for k, o in zip(optional_keys, optional, strict=False) if k in changed]
     recall.text = _assemble(parts, optional, block_max, recall.omitted)
     return recall
+
+
+RESUME_HEADER = (
+    "Memory that changed since this conversation last received it (what it received before "
+    "still holds):"
+)
+SESSIONS_READ = 24  # the newest sessions read to choose from (manual before auto, branch first)
+
+
+def _part_hash(key: str, text: str) -> str:
+    import zlib
+
+    if key == "digest:none":
+        return "none"
+    data = text.encode("utf-8", "replace")
+    return f"{zlib.crc32(data):08x}{len(data):x}"
+
+
+def _current_branch(cwd: Path) -> str:
+    proc = gitcmd.run_git(["symbolic-ref", "-q", "--short", "HEAD"], cwd, check=False)
+    return proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+
+
+def _saved_at(meta: dict[str, object]) -> float:
+    try:
+        return datetime.fromisoformat(str(meta.get("saved_at"))).timestamp()
+    except (TypeError, ValueError):
+        return 0.0
+
+
+Meta = tuple[float, str, dict[str, object]]
+
+
+def _choose(
+    paths: list[str], read: Callable[[str], str], n: int, here: str
+) -> list[tuple[str, str]]:
+    """The sessions recall shows, each with its label. Sessions an agent or a person wrote
+    (mode manual) come first: the ones saved on the session's own branch (`here`), newest
+    first, then the newest from elsewhere. A mechanical (auto) record is added only when it is
+    newer than every session an agent or a person saved and no later save covers its work
+    (the same session id, or all of its commits)."""
+    if n <= 0:
+        return []
+    metas: list[Meta] = []
+    for path in paths:
+        meta, _ = frontmatter.parse(read(path))
+        metas.append((_saved_at(meta), path, meta))
+    metas.sort(key=lambda m: (m[0], m[1]), reverse=True)
+    manual = [m for m in metas if m[2].get("mode") != "auto"]
+    autos = [m for m in metas if m[2].get("mode") == "auto"]
+    mine = [m for m in manual if here and m[2].get("branch") == here]
+    picked = mine[: max(1, n - 1)] if len(manual) > len(mine) else mine[:n]
+    picked += [m for m in manual if m not in picked][: n - len(picked)]
+    out = [(path, _label(meta, "manual")) for _, path, meta in picked]
+    newest_manual = max((m[0] for m in manual), default=0.0)
+    for moment, path, meta in autos:
+        if moment < newest_manual:
+            break
+        if not _superseded(meta, moment, manual):
+            out.append((path, _label(meta, AUTO_LABEL)))
+            break
+    return out
+
+
+AUTO_LABEL = "automatic record: lists commits, decides and plans nothing"
+
+
+def _label(meta: dict[str, object], kind: str) -> str:
+    branch = meta.get("branch")
+    return f"{kind}, branch {branch}" if isinstance(branch, str) and branch else kind
+
+
+def _superseded(meta: dict[str, object], moment: float, manual: list[Meta]) -> bool:
+    sid = meta.get("session_id")
+    commits = meta.get("commits")
+    covered: set[str] = set()
+    for when, _, other in manual:
+        if sid and other.get("session_id") == sid and when >= moment:
+            return True
+        theirs = other.get("commits")
+        if isinstance(theirs, list):
+            covered.update(str(c) for c in theirs)
+    return isinstance(commits, list) and bool(commits) and {str(c) for c in commits} <= covered
+
+
+def _headings(text: str) -> frozenset[str]:
+    return frozenset(ln for ln in text.split("\n") if ln.startswith(("## ", "# ")))
 
 
 def fold_line(cwd: Path, vault_toml: str) -> str:
@@ -218,20 +342,6 @@ def _candidates(paths: list[str], n: int, cap: int = 50) -> list[str]:
         return paths[: max(n, 0)]
     cutoff = _minute(paths[n - 1])
     return [p for p in paths if _minute(p) >= cutoff][: max(cap, n)]
-
-
-def _newest(paths: list[str], read: Callable[[str], str]) -> list[str]:
-    """Newest first by the saved_at in each session's front matter, then by name."""
-
-    def key(path: str) -> tuple[float, str]:
-        meta, _ = frontmatter.parse(read(path))
-        try:
-            moment = datetime.fromisoformat(str(meta.get("saved_at"))).timestamp()
-        except (TypeError, ValueError):
-            moment = 0.0
-        return moment, path
-
-    return sorted(paths, key=key, reverse=True)
 
 
 def _assemble(

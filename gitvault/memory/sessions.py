@@ -93,6 +93,11 @@ def save_session(
     """The domain operation every caller uses (CLI, hooks, skills): append the session, then
     mark the agent session saved, so its Stop hook no longer asks for this work."""
     body, redactions = prepare(raw)
+    extra = {**where_saved(loc), **(extra or {})}
+    if mode == "manual" and "commits" not in extra:
+        # What this session made (its worktree's HEAD reflog while it ran): a later recall
+        # knows this save covers the same work as a mechanical record of it.
+        extra["commits"] = ledger.commits_made(loc, session_id) or None
     vault = Vault(loc)
     vault.check_format()
     moment = (now or datetime.now().astimezone()).replace(microsecond=0)
@@ -143,6 +148,21 @@ def _write(
     path = layout.session_path(slug)
     commit = vault.commit({path: text.encode()}, f"session {slug}", create_only=True)
     return Saved(slug=slug, path=path, commit=commit, redactions=redactions)
+
+
+def where_saved(loc: Location) -> dict[str, object]:
+    """The code branch and worktree a session was saved from (recall shows a branch's own
+    sessions first). Read from the worktree's HEAD file: no git process."""
+    from gitvault.vault import gitcmd
+
+    branch = None
+    try:
+        head = gitcmd.head_ref(loc.git_dir)
+    except OSError:
+        head = ""
+    if head.startswith("ref: refs/heads/"):
+        branch = _bounded(head[len("ref: refs/heads/") :])
+    return {"branch": branch, "worktree": _bounded(loc.worktree_name)}
 
 
 def _bounded(value: str | None, limit: int = 200) -> str | None:

@@ -14,6 +14,9 @@ FORMAT_VERSION = 1
 
 # -- the branch ------------------------------------------------------------------------------
 BRANCH_KEY = "gitvault.branch"  # git config key (this clone only)
+# Which agents gitvault wires (this clone only): "claude" (install's default) or "none"
+# (install --no-claude). Hooks, fold's agent-file patching and status all honour "none".
+AGENTS_KEY = "gitvault.agents"
 DEFAULT_BRANCH = "vault"
 _BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
 
