@@ -22,7 +22,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -32,6 +31,7 @@ from gitvault.fold import digest as digest_mod
 from gitvault.fold import prompt
 from gitvault.fold.items import Item
 from gitvault.vault.config import VaultConfig
+from gitvault.vault.locking import scratch_dir
 
 Exists = Callable[[str, str], bool]  # (kind, id) → whether a citation resolves
 CHILD_SETTINGS = '{"disableAllHooks":true,"alwaysThinkingEnabled":false}'
@@ -161,8 +161,8 @@ class ModelMerger:
         # A neutral working directory: run in the project, `claude -p` would load its CLAUDE.md
         # and git status into the fold's context (tens of thousands of characters, and the
         # project's own instructions mixed into a merge task).
-        with tempfile.TemporaryDirectory(prefix="gitvault-fold-") as neutral:
-            return self._run(prompt, neutral)
+        with scratch_dir("gitvault-fold-") as neutral:
+            return self._run(prompt, str(neutral))
 
     def _run(self, prompt: str, cwd: str) -> str:
         try:

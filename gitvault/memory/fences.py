@@ -106,17 +106,18 @@ _PROMPT_TAG = re.compile(r"<(?=\s*/?\s*(?:vault-items?|current-digest|digest)\b)
 # The agent files' sentinels (<!-- gitvault:begin --> / <!-- gitvault:end -->), any spacing.
 _SENTINEL = re.compile(r"<!--(?=\s*gitvault\s*:)", re.I)
 _HEADING = re.compile(r"^([ \t]*)(#{1,6})(?=[ \t]|$)", re.M)
-_RECALL_ANY_CASE = re.compile(r"===[ \t]*(?:END[ \t]+)?VAULT[ \t]+RECALL[ \t]*===", re.IGNORECASE)
+_RECALL_WORDS = re.compile(r"(VAULT)[ \t]+(RECALL)", re.IGNORECASE)
 
 
 def neutralise(text: str, *, headings: bool = True) -> str:
     """Text that cannot open or close the recall fence, the fold prompt's data fences or an
     agent file's sentinel, nor start a heading (a forged digest category): the one place where
     stored text is made inert before it is shown to a model or written to an agent file. What
-    it changes stays readable: `=== VAULT RECALL ===` becomes `== VAULT RECALL ==`, a tag's `<`
-    becomes `&lt;`, a heading's `#` is escaped as `\\#`."""
+    it changes stays readable: `VAULT RECALL` becomes `VAULT-RECALL` (no fence can match it,
+    however many `=` surround it), a tag's `<` becomes `&lt;`, a heading's `#` is escaped as
+    `\\#`."""
     if "RECALL" in text.upper():
-        text = _RECALL_ANY_CASE.sub(lambda m: m.group().replace("===", "=="), text)
+        text = _RECALL_WORDS.sub(r"\1-\2", text)
     if "<" in text:
         text = _SENTINEL.sub("&lt;!--", _PROMPT_TAG.sub("&lt;", text))
     if headings and "#" in text:

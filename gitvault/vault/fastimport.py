@@ -5,13 +5,13 @@ publishes the last commit by compare-and-swap, like any other vault write.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitvault.vault import layout
 from gitvault.vault.gitcmd import VAULT_EMAIL, VAULT_NAME, GitError, run_git, tail, write_failed
+from gitvault.vault.locking import scratch_dir
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,8 @@ def chain(
         ).dump()
         for index, (changes, message) in enumerate(commits, 1)
     )
-    with tempfile.TemporaryDirectory(prefix="gitvault-import-") as tmp:
-        marks = Path(tmp) / "marks"
+    with scratch_dir("gitvault-import-") as tmp:
+        marks = tmp / "marks"
         try:
             proc = run_git(
                 ["fast-import", "--quiet", "--force", f"--export-marks={marks}"],

@@ -131,3 +131,24 @@ def confined(path: Path, roots: list[Path]) -> Path:
     if real.exists() and not real.is_file():
         raise Unsafe(f"{path} is not a regular file")
     return real
+
+
+@contextmanager
+def scratch_dir(prefix: str) -> Iterator[Path]:
+    """A private temporary folder that a killed process never leaves behind for long: it holds
+    an flock on a file inside while in use, and every new one first removes the folders of its
+    kind whose lock is free (their owner died, even by SIGKILL)."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.gettempdir())
+    for old in base.glob(f"{prefix}*"):
+        with file_lock(old / ".lock", block=False) as got:
+            if got:
+                shutil.rmtree(old, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        with file_lock(path / ".lock", block=False):
+            yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
