@@ -111,10 +111,15 @@ def run(say: Say, *, keep: bool = False) -> Path:
         for line in block.text.splitlines()[:12]:
             say(f"     > {line}")
         say("     > …")
-        say("9. your branches were not touched; audit the memory with plain git:")
-        say(f"     git -C {repo} log --oneline vault")
+        say("9. your branches were not touched; the memory is plain git history (`git log vault`):")
         for line in _git(repo, "log", "--oneline", "vault").splitlines():
             say(f"     {line}")
+        if keep:
+            say(f"   the scratch repository is kept: `git -C {repo} log vault` audits it")
+        else:
+            say("   (the scratch repository is deleted now; `gitvault demo --keep` keeps it)")
+        say("next: in your own repository run `gitvault install`, commit as usual, and ask")
+        say("   `gitvault search WORDS`, `gitvault log` or `gitvault status --line` what it knows")
         return root
     finally:
         if keep:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from gitvault.errors import GitvaultError
 from gitvault.vault import gitcmd
+
+_UNIT = r"(?:second|minute|hour|day|week|month|year)s?"
+_RELATIVE = re.compile(
+    rf"(?:now|today|yesterday|last (?:week|month|year)"
+    rf"|\d+[ .]+{_UNIT}(?:(?:,? and |, |[ .])\d+[ .]+{_UNIT})*"
+    rf"[ .]+ago)"
+)
 
 
 def parse_since(value: str | None) -> int | None:
@@ -20,7 +28,9 @@ def parse_since(value: str | None) -> int | None:
         return int(moment.timestamp())
     except ValueError:
         pass
-    moment_ts = gitcmd.approxidate(text)
+    # git's approxidate reads almost anything ("yesterday-ish nonsense" is yesterday), so only
+    # the relative forms people type are handed to it; anything else is an error, not a guess.
+    moment_ts = gitcmd.approxidate(text) if _RELATIVE.fullmatch(text.lower()) else None
     if moment_ts is None:
         raise GitvaultError(
             f"cannot read the date {value!r}", hint="use YYYY-MM-DD or '3 days ago'"
