@@ -2,6 +2,7 @@
 
     gitvault-hook git drain <common git dir> [--detach|--wait]   (the git shims)
     gitvault-hook claude <event>                                 (Claude Code settings)
+    gitvault-hook codex|gemini|copilot <event>                   (their hook settings)
     gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
 
 It imports only what the called hook needs: a hook that imported the CLI (typer, rich) would
@@ -15,7 +16,11 @@ from __future__ import annotations
 
 import sys
 
-USAGE = "usage: gitvault-hook git drain DIR [--detach|--wait] | claude EVENT | fold REPO"
+USAGE = (
+    "usage: gitvault-hook git drain DIR [--detach|--wait] | claude EVENT "
+    "| codex|gemini|copilot EVENT | fold REPO"
+)
+ADAPTED = ("codex", "gemini", "copilot")  # gitvault.agents.adapters: canonical event names
 CLAUDE_EVENTS = ("session-start", "stop", "pre-compact", "session-end")
 
 
@@ -29,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         from gitvault.agents import hooks
 
         return hooks.main(args[1:])
+    if args[:1] and args[0] in ADAPTED:
+        from gitvault.agents.adapters import dispatch
+
+        return dispatch.main(args[0], args[1:])
     if len(args) == 1 and args[0] in CLAUDE_EVENTS:  # gitvault 0.1 settings
         from gitvault.agents import hooks
 

@@ -1,0 +1,143 @@
+"""Codex CLI (npm @openai/codex; observed on codex-cli 0.171.0).
+
+- Hooks: <repo>/.codex/hooks.json, Claude Code's layout; timeouts in seconds; SessionEnd is
+  clamped to 3 s (a longer hook is killed), so gitvault's own bound there is 2.5 s.
+- Trust: two gates, both silent when closed: the project (`[projects."<dir>"] trust_level =
+  "trusted"` in ~/.codex/config.toml) and the hooks themselves (reviewed with /hooks, stored
+  as `[hooks.state."<hooks.json>:<event>:<group>:<handler>"] trusted_hash`; a changed hook
+  needs a new review).
+- Input: Claude Code's field names (session_id, transcript_path, cwd, source,
+  stop_hook_active); the transcript is Codex's own rollout format, which gitvault does not read.
+- Output: SessionStart context nested in hookSpecificOutput (a JSON that also has a top-level
+  additionalContext is rejected whole); Stop {"decision": "block", "reason"}.
+- Context beyond ~2,500 tokens is cut to head and tail unless the handler sets
+  additionalContextLimit: gitvault sets it (recall is ≤ 9,500 characters of any script).
+- The agent's shell exports CODEX_SESSION_ID; it may be a login shell whose PATH lacks
+  gitvault, so the save command handed over names gitvault by absolute path.
+- Instructions: AGENTS.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from gitvault.agents.adapters.base import (
+    Adapter,
+    Hook,
+    Payload,
+    Trust,
+    clean_grouped,
+    find_up,
+    grouped_events,
+    merge_grouped,
+)
+
+# How Codex names events in its hook-trust keys.
+SNAKE_NAMES = {
+    "SessionStart": "session_start",
+    "Stop": "stop",
+    "PreCompact": "pre_compact",
+    "SessionEnd": "session_end",
+}
+CONTEXT_TOKENS = 10_000  # additionalContextLimit: 9,500 characters in any script fit
+
+
+class Codex(Adapter):
+    name: ClassVar[str] = "codex"
+    agent: ClassVar[str] = "codex"
+    label: ClassVar[str] = "Codex CLI"
+    binary: ClassVar[str] = "codex"
+    settings_file: ClassVar[str] = ".codex/hooks.json"
+    instruction_file: ClassVar[str] = "AGENTS.md"
+    session_env: ClassVar[tuple[str, ...]] = ("CODEX_SESSION_ID", "CODEX_THREAD_ID")
+    hooks: ClassVar[tuple[Hook, ...]] = (
+        Hook("SessionStart", "session-start", 15),
+        Hook("Stop", "turn-end", 30),
+        Hook("PreCompact", "pre-compact", 60),
+        Hook("SessionEnd", "session-end", 3),
+    )
+    bounds: ClassVar[Mapping[str, float]] = {"session-end": 2.5}
+    trust_step: ClassVar[str] = (
+        "trust the project (codex asks on first start, or `codex exec --trust`) and review "
+        "gitvault's hooks once with /hooks in codex (they run only after both; Codex asks "
+        "again whenever .codex/hooks.json changes)"
+    )
+
+    def normalise(self, event: str, raw: Mapping[str, Any]) -> Payload:
+        return super().normalise(event, raw)
+
+    def _handler(self, hook: Hook) -> dict[str, Any]:
+        handler: dict[str, Any] = {
+            "type": "command",
+            "command": self.command(hook.event),
+            "timeout": hook.timeout,
+        }
+        if hook.event == "session-start":
+            handler["additionalContextLimit"] = CONTEXT_TOKENS
+        return handler
+
+    def merged(self, current: dict[str, Any]) -> dict[str, Any]:
+        return merge_grouped(current, self.hooks, self._handler)
+
+    def cleaned(self, current: dict[str, Any]) -> dict[str, Any]:
+        return clean_grouped(current)
+
+    def ours_in(self, current: dict[str, Any]) -> list[str]:
+        return grouped_events(current, self.hooks)
+
+    def trust(self, workdir: Path, environ: Mapping[str, str]) -> Trust:
+        import tomllib
+
+        home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME", "~")) / ".codex")
+        try:
+            config = tomllib.loads((home.expanduser() / "config.toml").read_text("utf-8"))
+        except FileNotFoundError:
+            config = {}
+        except (OSError, ValueError):
+            return Trust(None, f"cannot read {home / 'config.toml'}")
+        projects = config.get("projects")
+        trusted = find_up(
+            workdir,
+            projects if isinstance(projects, dict) else {},
+            lambda v: isinstance(v, dict) and v.get("trust_level") == "trusted",
+        )
+        if trusted is None:
+            return Trust(False, "the project is not trusted in ~/.codex/config.toml")
+        state = config.get("hooks", {}).get("state", {}) if isinstance(config, dict) else {}
+        hooks_json = os.path.realpath(workdir / self.settings_file)
+        expected = self._trust_keys(workdir, hooks_json)
+        reviewed = [
+            key
+            for key in expected
+            if isinstance(state, dict)
+            and isinstance(state.get(key), dict)
+            and state[key].get("trusted_hash")
+        ]
+        if not expected or len(reviewed) < len(expected):
+            return Trust(
+                False,
+                f"project trusted; {len(reviewed)} of {len(expected)} gitvault hooks reviewed "
+                "(run /hooks in codex)",
+            )
+        return Trust(True, "project trusted, hooks reviewed (a changed hook needs /hooks again)")
+
+    def _trust_keys(self, workdir: Path, hooks_json: str) -> list[str]:
+        """Codex's hook-trust keys of gitvault's handlers: <hooks.json>:<event>:<group>:<n>."""
+        from gitvault.agents.adapters.base import is_ours
+
+        try:
+            table = self.load(workdir).get("hooks", {})
+        except Exception:  # noqa: BLE001 - a broken file: nothing is reviewed
+            return []
+        keys = []
+        for hook in self.hooks:
+            snake = SNAKE_NAMES[hook.native]
+            for gi, group in enumerate(table.get(hook.native, []) or []):
+                handlers = group.get("hooks", []) if isinstance(group, dict) else []
+                for hi, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                    if is_ours(handler):
+                        keys.append(f"{hooks_json}:{snake}:{gi}:{hi}")
+        return keys

@@ -1,0 +1,130 @@
+"""GitHub Copilot CLI (npm @github/copilot; observed on 1.0.102).
+
+- Hooks: every .github/hooks/*.json of the repository (found from subfolders too); gitvault
+  owns .github/hooks/gitvault.json. Format `{"version": 1, "hooks": {event: [handler]}}`,
+  camelCase events (sessionStart, agentStop, preCompact, sessionEnd), the command under
+  "bash", timeouts in seconds (timeoutSec).
+- Trust: a trusted folder (the first-start dialog, ~/.copilot/config.json "trustedFolders",
+  --trust-folder, or COPILOT_ALLOW_ALL=true); untrusted, repository hooks silently do not run.
+- Input: camelCase (sessionId, transcriptPath, timestamp in ms, source new|resume) except
+  stop_hook_active; the hook runs in the repository's top folder, the session's folder is
+  "cwd". In `-p` runs the transcript file does not exist yet at agentStop and sessionEnd.
+- Output: sessionStart context only as a TOP-LEVEL {"additionalContext"} (the nested
+  Claude-style form and plain stdout are ignored); agentStop {"decision": "block", "reason"}
+  becomes the next prompt.
+- The agent's shell exports COPILOT_AGENT_SESSION_ID. Instructions: AGENTS.md (and
+  .github/copilot-instructions.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from gitvault.agents.adapters.base import (
+    Adapter,
+    Hook,
+    Payload,
+    Trust,
+    find_up,
+    is_ours,
+    read_json_file,
+)
+
+SOURCES = {"new": "startup", "resume": "resume"}
+
+
+class Copilot(Adapter):
+    name: ClassVar[str] = "copilot"
+    agent: ClassVar[str] = "copilot"
+    label: ClassVar[str] = "Copilot CLI"
+    binary: ClassVar[str] = "copilot"
+    settings_file: ClassVar[str] = ".github/hooks/gitvault.json"
+    instruction_file: ClassVar[str] = "AGENTS.md"
+    session_env: ClassVar[tuple[str, ...]] = ("COPILOT_AGENT_SESSION_ID",)
+    project_var: ClassVar[str] = "COPILOT_PROJECT_DIR"
+    hooks: ClassVar[tuple[Hook, ...]] = (
+        Hook("sessionStart", "session-start", 15),
+        Hook("agentStop", "turn-end", 30),
+        Hook("preCompact", "pre-compact", 60),
+        Hook("sessionEnd", "session-end", 30),
+    )
+    trust_step: ClassVar[str] = (
+        "trust the folder when copilot asks on first start (or add it to "
+        '"trustedFolders" in ~/.copilot/config.json); untrusted, its hooks do not run'
+    )
+
+    def normalise(self, event: str, raw: Mapping[str, Any]) -> Payload:
+        source = raw.get("source")
+        prompt = raw.get("initialPrompt")
+        return {
+            "session_id": raw.get("sessionId"),
+            "cwd": raw.get("cwd"),
+            "source": SOURCES.get(source, source) if isinstance(source, str) else None,
+            "stop_hook_active": bool(raw.get("stop_hook_active") or raw.get("stopHookActive")),
+            "prompt": prompt if isinstance(prompt, str) else None,
+        }
+
+    def shape(self, event: str, answer: Mapping[str, str] | None) -> str:
+        if answer and event == "session-start":
+            return json.dumps({"additionalContext": answer["context"][: self.context_limit]})
+        return super().shape(event, answer)
+
+    def _handler(self, hook: Hook) -> dict[str, Any]:
+        return {"type": "command", "bash": self.command(hook.event), "timeoutSec": hook.timeout}
+
+    def merged(self, current: dict[str, Any]) -> dict[str, Any]:
+        out = copy.deepcopy(current)
+        out.setdefault("version", 1)
+        table = out.setdefault("hooks", {})
+        for hook in self.hooks:
+            existing = table.get(hook.native, [])
+            ours = [h for h in existing if is_ours(h, "bash")]
+            wanted = self._handler(hook)
+            if ours == [wanted]:
+                continue
+            table[hook.native] = [h for h in existing if not is_ours(h, "bash")] + [wanted]
+        return out
+
+    def cleaned(self, current: dict[str, Any]) -> dict[str, Any]:
+        out = copy.deepcopy(current)
+        table = out.get("hooks")
+        if isinstance(table, dict):
+            for event in list(table):
+                if isinstance(table[event], list):
+                    left = [h for h in table[event] if not is_ours(h, "bash")]
+                    if left:
+                        table[event] = left
+                    else:
+                        del table[event]
+            if not table:
+                del out["hooks"]
+        return out
+
+    def empty(self, settings: dict[str, Any]) -> bool:
+        return not {k: v for k, v in settings.items() if k != "version"}
+
+    def ours_in(self, current: dict[str, Any]) -> list[str]:
+        table = current.get("hooks")
+        if not isinstance(table, dict):
+            return []
+        return [
+            h.event
+            for h in self.hooks
+            if any(is_ours(x, "bash") for x in table.get(h.native, []) or [])
+        ]
+
+    def trust(self, workdir: Path, environ: Mapping[str, str]) -> Trust:
+        if environ.get("COPILOT_ALLOW_ALL") == "true":
+            return Trust(True, "COPILOT_ALLOW_ALL=true")
+        home = Path(environ.get("HOME", "~")).expanduser()
+        path = home / ".copilot" / "config.json"
+        data = read_json_file(path)
+        folders = data.get("trustedFolders") if isinstance(data, dict) else None
+        table = {str(f): True for f in folders or [] if isinstance(f, str)}
+        if find_up(workdir, table, bool):
+            return Trust(True, f"trusted in {path}")
+        return Trust(False, f'the folder is not in "trustedFolders" of {path}')

@@ -1,0 +1,250 @@
+"""Gemini CLI (npm @google/gemini-cli; observed on 0.61.0).
+
+- Hooks: "hooks" in <cwd>/.gemini/settings.json (Claude Code's layout plus a handler "name";
+  timeouts in MILLISECONDS). Gemini reads project settings from the folder it starts in only,
+  not from the git root: sessions started in a subfolder run no project hooks.
+- Trust: a trusted workspace (the first-start dialog, ~/.gemini/trustedFolders.json
+  TRUST_FOLDER, or GEMINI_CLI_TRUST_WORKSPACE=true); untrusted, project settings are ignored.
+- Events: SessionStart (source startup|resume), AfterAgent = turn end (prompt,
+  prompt_response, stop_hook_active), PreCompress (fires before EVERY model request with
+  trigger "auto", compression or not), SessionEnd.
+- Output: SessionStart context only nested in hookSpecificOutput; AfterAgent
+  {"decision": "block", "reason"} becomes the next user message.
+- The agent's shell exports no session id (the save command carries it), hides the global git
+  config and empties core.hooksPath: commits Gemini makes run no git hook, so they get their
+  notes here, from the turn-end and session-end hooks (the drainer's catch-up walk).
+- Instructions: GEMINI.md by default; gitvault adds AGENTS.md to context.fileName instead of
+  writing a second copy of its section (Copilot reads GEMINI.md too and would get it twice).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from gitvault.agents.adapters.base import (
+    Adapter,
+    AdapterReport,
+    Hook,
+    Payload,
+    Trust,
+    clean_grouped,
+    find_up,
+    grouped_events,
+    merge_grouped,
+    read_json_file,
+)
+from gitvault.resolve import Location
+
+DEFAULT_CONTEXT = "GEMINI.md"
+# PreCompress fires before every model request: a record is written there only for commits the
+# turn-end hook asked about this long ago, and the agent still did not save (the record then
+# covers them, so the next call finds nothing: idempotent).
+ASKED_GRACE_SECONDS = 300.0
+ORIGINS = "gemini-context-origin.json"  # worktrees where install added AGENTS.md
+
+
+class Gemini(Adapter):
+    name: ClassVar[str] = "gemini"
+    agent: ClassVar[str] = "gemini"
+    label: ClassVar[str] = "Gemini CLI"
+    binary: ClassVar[str] = "gemini"
+    settings_file: ClassVar[str] = ".gemini/settings.json"
+    instruction_file: ClassVar[str] = "AGENTS.md"
+    project_var: ClassVar[str] = "GEMINI_PROJECT_DIR"
+    hooks: ClassVar[tuple[Hook, ...]] = (
+        Hook("SessionStart", "session-start", 15_000, "*"),
+        Hook("AfterAgent", "turn-end", 30_000, "*"),
+        Hook("PreCompress", "pre-compact", 60_000, "*"),
+        Hook("SessionEnd", "session-end", 30_000, "*"),
+    )
+    trust_step: ClassVar[str] = (
+        "trust the folder when gemini asks on first start (or list it as TRUST_FOLDER in "
+        "~/.gemini/trustedFolders.json); start gemini at the repository's top level: it reads "
+        "project hooks from the folder it starts in only"
+    )
+
+    def normalise(self, event: str, raw: Mapping[str, Any]) -> Payload:
+        payload = super().normalise(event, raw)
+        prompt = raw.get("prompt")
+        if isinstance(prompt, str):
+            payload["prompt"] = prompt
+        return payload
+
+    def _handler(self, hook: Hook) -> dict[str, Any]:
+        return {
+            "type": "command",
+            "name": f"gitvault-{hook.event}",
+            "command": self.command(hook.event),
+            "timeout": hook.timeout,
+        }
+
+    def merged(self, current: dict[str, Any]) -> dict[str, Any]:
+        out = merge_grouped(current, self.hooks, self._handler)
+        context = out.setdefault("context", {})
+        if isinstance(context, dict):
+            names = context.get("fileName")
+            listed = [names] if isinstance(names, str) else list(names or [DEFAULT_CONTEXT])
+            if self.instruction_file not in listed:
+                context["fileName"] = listed + [self.instruction_file]
+        return out
+
+    def cleaned(self, current: dict[str, Any]) -> dict[str, Any]:
+        return clean_grouped(current)
+
+    def ours_in(self, current: dict[str, Any]) -> list[str]:
+        return grouped_events(current, self.hooks)
+
+    def preflight(self, workdir: Path) -> None:
+        super().preflight(workdir)
+        context = self.load(workdir).get("context", {})
+        if not isinstance(context, dict):
+            from gitvault.errors import Refused
+
+            raise Refused(
+                f'{workdir / self.settings_file}: "context" is not an object',
+                hint="fix the file, or leave gemini out of --agent",
+            )
+
+    # install also remembers whether AGENTS.md was its own addition to context.fileName, so
+    # uninstall takes back only that.
+    def install(self, loc: Location) -> AdapterReport:
+        assert loc.workdir is not None
+        before = self.load(loc.workdir)
+        report = super().install(loc)
+        if self.instruction_file not in _names(before) and self.instruction_file in _names(
+            self.load(loc.workdir)
+        ):
+            _set_origin(loc, loc.workdir, True)
+            report.changes.append(
+                f"listed {self.instruction_file} in context.fileName of {self.settings_file} "
+                "(Gemini reads gitvault's section there)"
+            )
+        return report
+
+    def uninstall(self, loc: Location) -> AdapterReport:
+        report = super().uninstall(loc)
+        if loc.workdir is None or not _origin(loc, loc.workdir):
+            return report
+        path = loc.workdir / self.settings_file
+        data = read_json_file(path)
+        if isinstance(data, dict) and isinstance(data.get("context"), dict):
+            names = _names(data)
+            if self.instruction_file in names:
+                left = [n for n in names if n != self.instruction_file]
+                if left == [DEFAULT_CONTEXT]:
+                    del data["context"]["fileName"]
+                else:
+                    data["context"]["fileName"] = left
+                if not data["context"]:
+                    del data["context"]
+                from gitvault.agents.adapters.base import write_json
+
+                if data:
+                    write_json(path, data)
+                else:
+                    path.unlink()
+                    try:
+                        path.parent.rmdir()
+                    except OSError:
+                        pass
+                report.changes.append(
+                    f"removed {self.instruction_file} from context.fileName in {self.settings_file}"
+                )
+        _set_origin(loc, loc.workdir, False)
+        return report
+
+    def wanted(self, loc: Location, event: str, payload: Payload) -> bool:
+        """PreCompress runs before every model request: one ledger read, no git, unless the
+        agent left work it was asked to save unsaved for ASKED_GRACE_SECONDS."""
+        if event != "pre-compact":
+            return True
+        from gitvault.memory import ledger
+
+        state = ledger.load(loc, str(payload["session_id"]))
+        if not state.known or not state.last_ask:
+            return False
+        unsaved = set(state.asked) - set(state.saved)
+        return bool(unsaved) and time.time() - state.last_ask >= ASKED_GRACE_SECONDS
+
+    def after(self, loc: Location, event: str, payload: Payload) -> None:
+        """Notes for the commits this session made: Gemini's shell runs no git hook."""
+        if event not in ("turn-end", "session-end"):
+            return
+        catch_up_notes(loc, str(payload["session_id"]))
+
+    def trust(self, workdir: Path, environ: Mapping[str, str]) -> Trust:
+        if environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+            return Trust(True, "GEMINI_CLI_TRUST_WORKSPACE=true")
+        home = Path(environ.get("HOME", "~")).expanduser()
+        path = Path(
+            environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or home / ".gemini/trustedFolders.json"
+        )
+        table = read_json_file(path)
+        if not isinstance(table, dict):
+            return Trust(False, f"the folder is not trusted ({path} lists no trust for it)")
+        parents = {str(Path(k).parent): v for k, v in table.items() if v == "TRUST_PARENT"}
+        if find_up(workdir, {k: v for k, v in table.items() if v == "DO_NOT_TRUST"}, bool):
+            return Trust(False, f"the folder is marked DO_NOT_TRUST in {path}")
+        if find_up(workdir, {**table, **parents}, lambda v: v in ("TRUST_FOLDER", "TRUST_PARENT")):
+            return Trust(True, f"trusted in {path}")
+        return Trust(False, f"the folder is not trusted ({path} does not list it)")
+
+
+def _names(settings: dict[str, Any]) -> list[str]:
+    context = settings.get("context")
+    names = context.get("fileName") if isinstance(context, dict) else None
+    if isinstance(names, str):
+        return [names]
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
+def _origin(loc: Location, workdir: Path) -> bool:
+    data = read_json_file(loc.state_dir / ORIGINS)
+    return isinstance(data, dict) and bool(data.get(str(workdir)))
+
+
+def _set_origin(loc: Location, workdir: Path, added: bool) -> None:
+    from gitvault.vault.locking import atomic_write, make_dirs
+
+    data = read_json_file(loc.state_dir / ORIGINS)
+    table = data if isinstance(data, dict) else {}
+    if added:
+        table[str(workdir)] = True
+    else:
+        table.pop(str(workdir), None)
+    try:
+        make_dirs(loc.state_dir)
+        atomic_write(loc.state_dir / ORIGINS, json.dumps(table).encode())
+    except OSError:
+        pass
+
+
+def catch_up_notes(loc: Location, session_id: str) -> None:
+    """Note the commits on this session's worktree HEAD that have none (back to the first noted
+    one), when the session made any: the drainer's catch-up walk, in this process."""
+    from gitvault.memory import attribution, ledger
+
+    state = ledger.load(loc, session_id)
+    git_dir = ledger.session_git_dir(loc, state)
+    try:
+        made = attribution.made_in(git_dir, state.attribution_runs())
+    except OSError:
+        return
+    if not made:
+        return
+    from gitvault.notes.drain import Drainer, Entry
+    from gitvault.vault import gitcmd
+
+    try:
+        head = gitcmd.head_ref(git_dir)
+    except OSError:
+        return
+    prefix = "ref: refs/heads/"
+    branch = head[len(prefix) :] if head.startswith(prefix) else None
+    worktree = "main" if os.path.samefile(git_dir, loc.common_dir) else Path(git_dir).name
+    Drainer(loc).catch_up(str(git_dir), Entry("commit", made[-1], branch, worktree, str(git_dir)))
