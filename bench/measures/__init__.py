@@ -11,9 +11,11 @@ from collections.abc import Callable
 from measures.backfill import bench_backfill, bench_gc
 from measures.common import FULL, QUICK, Context, Row, Sizes
 from measures.drain import bench_drain
+from measures.gitops import bench_gitops
 from measures.hook import bench_hook
 from measures.notecost import bench_notecost
 from measures.recall import bench_recall
+from measures.search import bench_search
 from measures.secrets import bench_secrets
 
 __all__ = ["BENCHMARKS", "FULL", "QUICK", "Context", "Row", "Sizes"]
@@ -21,8 +23,10 @@ __all__ = ["BENCHMARKS", "FULL", "QUICK", "Context", "Row", "Sizes"]
 BENCHMARKS: dict[str, Callable[[Context], list[Row]]] = {
     "hook": bench_hook,
     "drain": bench_drain,
+    "gitops": bench_gitops,
     "notecost": bench_notecost,
     "recall": bench_recall,
+    "search": bench_search,
     "backfill": bench_backfill,
     "gc": bench_gc,
     "secrets": bench_secrets,
