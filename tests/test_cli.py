@@ -71,7 +71,11 @@ def test_log_json_envelope_kinds_and_limits(repo: Repo) -> None:
         "Logged change 0",
     ]
     for entry, sha in zip(data[:3], reversed(shas), strict=True):
-        assert set(entry) == {"commit", "kind", "time", "title", "paths"}
+        assert set(entry) == {
+            *("commit", "kind", "time", "title", "paths"),
+            *("id", "date", "project_commit"),  # the project commit a note describes (issue 12)
+        }
+        assert entry["project_commit"] == sha and entry["id"] == f"c:{sha[:7]}"
         assert entry["paths"] == [repo.note_paths()[sha]]
         assert len(entry["commit"]) == 40
     assert data[0]["commit"] == repo.vault_tip()

@@ -86,7 +86,10 @@ def test_sessions_and_past_digest_lines_are_indexed(repo: Repo) -> None:
 def test_since_and_kind_filter_on_the_items_own_date(repo: Repo) -> None:
     old = repo.commit(
         "feat: legacy importer",
-        env={"GIT_COMMITTER_DATE": "2020-01-02T00:00:00Z", "GIT_AUTHOR_DATE": "2020-01-02T00:00:00Z"},
+        env={
+            "GIT_COMMITTER_DATE": "2020-01-02T00:00:00Z",
+            "GIT_AUTHOR_DATE": "2020-01-02T00:00:00Z",
+        },
     )
     new = repo.commit("feat: modern importer")
     assert set(_ids(cli_in(repo, "search", "importer", "--json"))) == {

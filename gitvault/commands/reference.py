@@ -56,7 +56,7 @@ def render() -> str:
     ctx = _context(root, "gitvault")
     parts = [BEGIN, ""]
     global_opts = [p for p in root.params if _is_option(p)]
-    parts += ["Options every command takes (given before the command name):", ""]
+    parts += ["Options every command takes (before or after the command name):", ""]
     parts += ["| option | meaning |", "|---|---|"]
     parts += [_option_row(p, ctx) for p in global_opts]
     parts.append("")

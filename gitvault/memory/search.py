@@ -228,6 +228,7 @@ class Index:
         self.branch = branch or gitcmd.vault_branch(self.cwd)
         self.ref = layout.branch_ref(self.branch)
         self.path = loc.state_dir / DB_NAME
+        self._fresh = False  # building a new index (no document to replace)
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path) -> sqlite3.Connection:
@@ -317,7 +318,11 @@ class Index:
                     [("schema", SCHEMA_VERSION), ("ref", self.ref), ("watermark", "")],
                 )
                 if tip is not None:
-                    self._apply(conn, None, tip, result)
+                    self._fresh = True
+                    try:
+                        self._apply(conn, None, tip, result)
+                    finally:
+                        self._fresh = False
                 self._set_watermark(conn, tip)
                 conn.execute("COMMIT")
             _remove(Path(f"{self.path}-journal"))  # never roll the new file back with the old
@@ -463,11 +468,15 @@ class Index:
         body: str,
         cited: str = "",
     ) -> int:
-        self._delete(conn, "SELECT id FROM docs WHERE key = ?", key)
-        cur = conn.execute(
-            "INSERT INTO docs(key, kind, cite, time, path, cites) VALUES (?, ?, ?, ?, ?, ?)",
-            (key, kind, cite, when, path, cited),
-        )
+        if not self._fresh:  # a new index has nothing to replace
+            self._delete(conn, "SELECT id FROM docs WHERE key = ?", key)
+        row = (key, kind, cite, when, path, cited)
+        insert = "INSERT INTO docs(key, kind, cite, time, path, cites) VALUES (?, ?, ?, ?, ?, ?)"
+        try:
+            cur = conn.execute(insert, row)
+        except sqlite3.IntegrityError:  # the same item twice (two paths): the last one wins
+            self._delete(conn, "SELECT id FROM docs WHERE key = ?", key)
+            cur = conn.execute(insert, row)
         conn.execute(
             "INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)",
             (cur.lastrowid, title[:500], body[:BODY_MAX]),
