@@ -314,7 +314,7 @@ def test_the_whole_loop_with_the_real_cli(
     assert fold_request.headers.get("authorization") == f"Bearer {FOLD_TOKEN}"
     assert "x-api-key" not in fold_request.headers
     argv = call["argv"]
-    assert argv[argv.index("--settings") + 1] == '{"disableAllHooks": true}'
+    assert json.loads(argv[argv.index("--settings") + 1])["disableAllHooks"] is True
     assert "--no-session-persistence" in argv and argv[argv.index("--tools") + 1] == ""
     # The child runs in a neutral temporary folder, outside the project: neither the project's
     # hooks nor its CLAUDE.md (gitvault's own section included) reach the fold's context.
@@ -332,7 +332,9 @@ def test_the_whole_loop_with_the_real_cli(
     porcelain = repo.run(
         "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all"
     ).stdout.decode()
-    assert porcelain == " M CLAUDE.md\n", "only the fold's CLAUDE.md patch, nothing staged"
+    # At most the fold's CLAUDE.md patch (the section carries only conventions and gotchas, so
+    # this digest may leave it as it was), nothing staged.
+    assert porcelain in ("", " M CLAUDE.md\n"), porcelain
     assert repo.git("rev-parse", "HEAD^") == before["head_sha"]
     assert repo.git("diff", "--name-only", before["head_sha"], "HEAD") == "app.py"
     changed = {
@@ -340,7 +342,7 @@ def test_the_whole_loop_with_the_real_cli(
         for k in before["files"].keys() | after["files"].keys()
         if before["files"].get(k) != after["files"].get(k)
     }
-    assert changed == {"app.py", "CLAUDE.md"}
+    assert changed in ({"app.py"}, {"app.py", "CLAUDE.md"})
     assert after["files"]["app.py"] == b'print("hello")\n'
     assert _outside_sentinels(after["files"]["CLAUDE.md"]) == _outside_sentinels(
         before["files"]["CLAUDE.md"]
@@ -445,3 +447,216 @@ def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
     assert len(transcripts(home)) == 1 and sid in transcripts(home)[0].name
     assert sorted(state_files(repo)) == sorted(["earlier.json", f"{sid}.json"])
     assert FAKE_API_KEY not in body
+
+
+# ============================================================ issue 9: attribution, resume, saves
+
+QUIET_COMMIT = "git commit -q --allow-empty -m 'feat: quiet work'"
+SAVE_NO_ID = (
+    "gitvault save --title 'Quiet work' <<'GITVAULT_EOF'\n## Summary\nDid quiet work "
+    "(AGENT-SAVE).\n## Key Decisions\n- Keep it quiet — nobody needs the hash\n"
+    "## Next Steps\n- Nothing\nGITVAULT_EOF"
+)
+
+
+def _session_files(repo: Repo) -> list[tuple[dict[str, Any], str]]:
+    out = []
+    for path in repo.vault_files():
+        if path.startswith("sessions/") and path.endswith(".md"):
+            out.append(frontmatter.parse(vault_text(repo, path) or ""))
+    return out
+
+
+def _asks(api: MockAnthropic) -> list[str]:
+    return [
+        last_user_text(r.body)
+        for r in api.message_requests()
+        if SAVE_LINE.search(last_user_text(r.body))
+    ]
+
+
+def test_a_quiet_commit_is_attributed_and_printing_history_claims_nothing(
+    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+) -> None:
+    """A `git commit -q` whose hash never appears in any output is this session's work (the
+    Stop hook asks about it at once, whatever the transcript holds yet); a read-only session
+    that prints `git log --all --oneline -6` claims nothing and leaves no record."""
+    repo = project
+    set_config(repo, "capture", fold_on_session_end=False)
+
+    def quiet(body: dict[str, Any]) -> Reply | str:
+        last = last_user_text(body)
+        if ends_with_tool_result(body):
+            return text("Done.")
+        if SAVE_LINE.search(last):
+            return text("Not saving.")
+        return bash(QUIET_COMMIT, "commit quietly")
+
+    api.responder = quiet
+    result = _claude(claude, api, repo, tmp_path / "h1", "commit quietly", "--allowedTools", "Bash")
+    head = repo.head()
+    assert head[:7] not in json.dumps([r.body for r in api.message_requests()][:2])
+    (ask,) = _asks(api)
+    assert f"{head[:7]} feat: quiet work" in ask
+    ((meta, body),) = [
+        (m, b) for m, b in _session_files(repo) if m["session_id"] == result["session_id"]
+    ]
+    assert meta["mode"] == "auto" and meta["commits"] == [head]
+    assert meta["title"] == "Automatic record: feat: quiet work"
+
+    api.clear()
+    tip = repo.vault_tip()
+
+    def reader(body: dict[str, Any]) -> Reply | str:
+        if ends_with_tool_result(body):
+            return text("That is the history.")
+        return bash("git log --all --oneline -6", "show history")
+
+    api.responder = reader
+    result = _claude(
+        claude, api, repo, tmp_path / "h2", "show me the history", "--allowedTools", "Bash"
+    )
+    shown = "\n".join(received_text(r.body) for r in api.message_requests())
+    assert head[:7] in shown, "the history with other sessions' hashes was printed"
+    assert _asks(api) == [], "printing history claims nothing"
+    assert repo.vault_tip() == tip, "no record of a session that made nothing"
+
+
+def test_two_sessions_in_two_worktrees_never_claim_each_others_commits(
+    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+) -> None:
+    repo = project
+    set_config(repo, "capture", fold_on_session_end=False)
+    feature = repo.path.parent / "feature-tree"
+    repo.git("worktree", "add", "-q", "-b", "feature", str(feature))
+
+    def respond(body: dict[str, Any]) -> Reply | str:
+        last = last_user_text(body)
+        if ends_with_tool_result(body):
+            return text("Committed.")
+        if SAVE_LINE.search(last):
+            return text("Not saving.")
+        for name in ("main", "feature"):
+            if f"work on {name}" in last:
+                return bash(
+                    f"sleep 2; git commit -q --allow-empty -m 'feat: {name} work'", "commit"
+                )
+        return text("Nothing to do.")
+
+    api.responder = respond
+    procs = {}
+    for name, where in (("main", repo.path), ("feature", feature)):
+        home = tmp_path / f"home-{name}"
+        home.mkdir()
+        procs[name] = subprocess.Popen(
+            [
+                str(claude),
+                "-p",
+                f"work on {name}",
+                "--output-format",
+                "json",
+                "--model",
+                MODEL,
+                "--allowedTools",
+                "Bash",
+            ],
+            cwd=where,
+            env=claude_env(home=home, base_url=api.base_url, extra_env={"GITVAULT_SYNC": "1"}),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+    sids = {}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=CLI_TIMEOUT)
+        assert proc.returncode == 0, err
+        sids[name] = json.loads(out)["session_id"]
+    mains = repo.git("rev-parse", "main")
+    features = repo.git("rev-parse", "feature")
+    asks = _asks(api)
+    assert len(asks) == 2
+    by_sid = {s: next(a for a in asks if f"--session-id {s} " in a) for s in sids.values()}
+    assert mains[:7] in by_sid[sids["main"]] and features[:7] not in by_sid[sids["main"]]
+    assert features[:7] in by_sid[sids["feature"]] and mains[:7] not in by_sid[sids["feature"]]
+    records = {m["session_id"]: m for m, _ in _session_files(repo) if m["mode"] == "auto"}
+    assert records[sids["main"]]["commits"] == [mains]
+    assert records[sids["feature"]]["commits"] == [features]
+    assert records[sids["feature"]]["branch"] == "feature"
+
+
+def test_a_save_the_agent_makes_on_its_own_counts(
+    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+) -> None:
+    """The model commits, then runs `gitvault save` with no --session-id and no --agent: the
+    save belongs to this session (CLAUDE_CODE_SESSION_ID), Stop does not ask, SessionEnd writes
+    no automatic record. Headless and with only `git commit` allowed on the command line: the
+    save passes through the permission rule install put in settings.local.json."""
+    repo = project
+    set_config(repo, "capture", fold_on_session_end=False)
+    ran: list[str] = []
+
+    def respond(body: dict[str, Any]) -> Reply | str:
+        last = last_user_text(body)
+        if SAVE_LINE.search(last):
+            ran.append("asked")
+            return text("Already saved.")
+        if ends_with_tool_result(body):
+            if "save" in ran:
+                return text("Saved.")
+            ran.append("save")
+            return bash(SAVE_NO_ID, "save the session")
+        return bash(QUIET_COMMIT, "commit")
+
+    api.responder = respond
+    result = _claude(
+        claude, api, repo, tmp_path / "home", "do it", "--allowedTools", "Bash(git commit:*)"
+    )
+    assert result["permission_denials"] == [], result["permission_denials"]
+    sid = result["session_id"]
+    mine = [(m, b) for m, b in _session_files(repo) if m.get("session_id") == sid]
+    assert len(mine) == 1, "the agent's save, and no automatic record besides it"
+    meta, body = mine[0]
+    assert meta["mode"] == "manual" and meta["agent"] == "claude-code"
+    assert "AGENT-SAVE" in body and meta["commits"] == [repo.head()]
+    assert meta["branch"] == "main"
+    assert "asked" not in ran, "the save cleared the Stop condition"
+
+
+def test_resume_carries_the_memory_once_and_only_what_changed(
+    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+) -> None:
+    repo = project
+    set_config(repo, "capture", fold_on_session_end=False)
+    api.responder = lambda body: text("Hello.")
+    home = tmp_path / "home"
+    sid = _claude(claude, api, repo, home, "hello")["session_id"]
+    fence = "=== VAULT RECALL ==="
+
+    def fences_in_last_request() -> int:
+        return received_text(api.message_requests()[-1].body).count(fence)
+
+    assert fences_in_last_request() == 1
+
+    # Nothing changed: the resumed conversation still carries the block once.
+    api.clear()
+    _claude(claude, api, repo, home, "again", "--resume", sid)
+    assert fences_in_last_request() == 1
+
+    # A new session was saved meanwhile: only it arrives, not the digest again.
+    saved = cli_sub(
+        repo,
+        "save",
+        "--title",
+        "Parallel news",
+        "--session-id",
+        "someone-else",
+        stdin="## Summary\nNEWS-FROM-ELSEWHERE\n## Key Decisions\n- x — y\n## Next Steps\n- z\n",
+    )
+    assert saved.code == 0, saved
+    api.clear()
+    _claude(claude, api, repo, home, "and again", "--resume", sid)
+    seen = received_text(api.message_requests()[-1].body)
+    assert seen.count(fence) == 2 and seen.count("NEWS-FROM-ELSEWHERE") == 1
+    assert seen.count("Project memory digest (folded") == 1, "the digest is not sent twice"
+    assert "Memory that changed since this conversation last received it" in seen
