@@ -226,14 +226,22 @@ def test_patch_with_a_file_argument_touches_only_that_file(repo: Repo) -> None:
 
 def test_fold_patches_claude_md_after_committing(repo: Repo) -> None:
     backfilled_repo(repo, 3, subjects=["fix: the parser crashed on {i}"])
+    saved = cli_in(
+        repo,
+        "save",
+        stdin="## Summary\nS\n## Key Decisions\n- K\n## Next Steps\n- N\n"
+        "## Gotchas\n- The tokenizer needs a final newline\n",
+    )
+    assert saved.code == 0, saved
     result = cli_in(repo, "fold", "--merger", "builtin")
     assert result.code == 0, result
     assert "patched CLAUDE.md" in result.out
     block = block_of((repo.path / "CLAUDE.md").read_text())
     _, body = digest_meta_body(repo)
     gotchas = body.split("## Gotchas\n", 1)[1].split("\n\n", 1)[0]
-    assert "fix: the parser crashed on 2" in gotchas
+    assert "The tokenizer needs a final newline (s:" in gotchas
     assert gotchas in block
+    assert "fix: the parser crashed" not in block  # never a raw commit subject (issue 10)
     # a no-op fold leaves the file alone
     before = aged(repo.path / "CLAUDE.md", (repo.path / "CLAUDE.md").read_bytes())
     assert cli_in(repo, "fold", "--merger", "builtin").code == 0

@@ -131,7 +131,21 @@ def fold(
                 "cut": result.cut,
                 "skipped": result.skipped_reason,
                 "dry_run": dry_run,
-                "planned": [{"items": i, "chars": c} for i, c in result.dry_run_batches],
+                "folded": result.folded,
+                "left": result.left,
+                "past_horizon": result.past_horizon,
+                "fell_back": result.fell_back,
+                "planned": [
+                    {
+                        "items": len(c.batch),
+                        "chars": c.chars,
+                        "older": c.older,
+                        "allowed_today": c.allowed,
+                    }
+                    for c in result.calls
+                ]
+                if dry_run
+                else [],
                 "patched": patched.__dict__ if patched else None,
             },
         )
@@ -143,10 +157,22 @@ def fold(
             f"call(s), {result.chars_sent:,} characters ≈ {result.chars_sent // 4:,} tokens; "
             "nothing sent"
         )
-        for i, (n, chars) in enumerate(result.dry_run_batches, 1):
-            out.print(f"  call {i}: {n} items, {chars:,} characters")
+        for i, call in enumerate(result.calls, 1):
+            what = " (older history)" if call.older else ""
+            when = "today" if call.allowed else "waits: over today's fold.max_chars_per_day"
+            out.print(
+                f"  call {i}: {len(call.batch)} items, {call.chars:,} characters{what}, "
+                f"from {call.span} — {when}",
+                markup=False,
+            )
+        if result.calls:
+            out.print(f"  today's budget allows {result.folded} of {result.new_items} items")
+        if result.past_horizon:
+            out.print(f"  {result.past_horizon} items are past fold.horizon_days: never folded")
         return
     out.print(result.summary(), markup=False)
+    if result.fell_back:
+        out.print(f"  the builtin merger stood in: {result.fell_back}", markup=False)
     if not result.commits:
         return
     if result.skipped_reason:

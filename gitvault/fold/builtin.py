@@ -86,7 +86,7 @@ def similar(a: frozenset[str], b: frozenset[str]) -> bool:
     if not a or not b:
         return False
     shared = len(a & b)
-    return shared / len(a | b) >= 0.6 or (shared >= 3 and shared >= 0.6 * min(len(a), len(b)))
+    return shared / len(a | b) >= 0.5 or (shared >= 4 and shared >= 0.75 * min(len(a), len(b)))
 
 
 def supersedes(newer: str, older: str) -> bool:

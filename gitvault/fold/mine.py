@@ -65,6 +65,11 @@ class Commit:
     when: int
     branch: str
     worktree: str
+    depth: int = 0  # ancestry depth among the notes: orders commits made in the same second
+
+    @property
+    def order(self) -> tuple[int, int, str]:
+        return (self.when, self.depth, self.sha)
 
 
 @dataclass
@@ -118,6 +123,7 @@ def commits(notes: Iterable[Item]) -> list[Commit]:
     their branch's commits), no commit a rewrite replaced, one commit per change (a rebased or
     cherry-picked copy with the same subject and files counts once, the newest)."""
     raw = [n for n in notes if n.kind == "note"]
+    depth = _depths(raw)
     replaced: set[str] = set()
     for note in raw:
         replaced.update(r.lower() for r in _as_list(note.meta.get("replaces")))
@@ -137,12 +143,36 @@ def commits(notes: Iterable[Item]) -> list[Commit]:
             when=note.when,
             branch=str(note.meta.get("branch") or ""),
             worktree=str(note.meta.get("worktree") or ""),
+            depth=depth.get(sha.lower(), 0),
         )
         key = (subject, files)
         old = found.get(key)
-        if old is None or (commit.when, commit.sha) > (old.when, old.sha):
+        if old is None or commit.order > old.order:
             found[key] = commit
-    return sorted(found.values(), key=lambda c: (c.when, c.sha))
+    return sorted(found.values(), key=lambda c: c.order)
+
+
+def _depths(raw: list[Item]) -> dict[str, int]:
+    """Each noted commit's depth in the ancestry the notes record (parents first)."""
+    parents = {
+        str(n.meta.get("sha") or "").lower(): [p.lower() for p in _as_list(n.meta.get("parents"))]
+        for n in raw
+    }
+    depth: dict[str, int] = {}
+    for start in parents:
+        stack = [start]
+        while stack:
+            sha = stack[-1]
+            if sha in depth:
+                stack.pop()
+                continue
+            todo = [p for p in parents[sha] if p in parents and p not in depth]
+            if todo:
+                stack.extend(todo)
+                continue
+            depth[sha] = 1 + max((depth[p] for p in parents[sha] if p in parents), default=0)
+            stack.pop()
+    return depth
 
 
 # --------------------------------------------------------------------------- paths
@@ -184,7 +214,7 @@ def _is_code(path: str) -> bool:
 
 def _cites(found: Iterable[Commit], n: int = 2) -> tuple[str, ...]:
     """The newest n commits as citations."""
-    ordered = sorted(found, key=lambda c: (c.when, c.sha), reverse=True)
+    ordered = sorted(found, key=lambda c: c.order, reverse=True)
     return tuple(dict.fromkeys(c.cite for c in ordered))[:n]
 
 

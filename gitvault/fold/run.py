@@ -120,6 +120,8 @@ class FoldResult:
             text += f"; {self.left} left"
         if self.past_horizon:
             text += f"; {self.past_horizon} past fold.horizon_days (never folded)"
+        if self.fell_back:
+            text += f" (fold.fallback: the model merger failed: {self.fell_back})"
         return text
 
 
@@ -373,6 +375,7 @@ def _plan(
     day_cap = int(config.fold_value("max_chars_per_day"))
     left_today = max(day_cap - _budget_spent(loc), 0) if (day_cap and loc) else None
     calls: list[Call] = []
+    converted = False
     fresh_kept = [i for i in fresh if keep(i)]
     estimate = sum(merger.prompt_chars(base, b, config) for b in items.batches(fresh_kept, budget))
     recent_first = bool(config.fold_value("recent_first"))
@@ -386,6 +389,7 @@ def _plan(
         # First use: everything new becomes the backlog, folded from its newest end.
         backlog = Backlog(mark, read_tip, len(fresh_kept))
         old, fresh, fresh_kept = fresh, [], []
+        converted = True
     pending: list[items.Item] = []
     planned = list(items.batches(fresh_kept, budget))
     for index, batch in enumerate(planned):
@@ -403,7 +407,10 @@ def _plan(
     if backlog is not None:
         # mark..read_tip holds no unfolded item once the calls above ran (or when there were
         # none), so every backlog call records the read tip as the watermark
-        calls += _backlog_calls(vault, backlog, old, keep, budget, read_tip)
+        chunks = _backlog_calls(vault, backlog, old, keep, budget, read_tip)
+        if converted and chunks:
+            chunks[0].older = False  # the newest history: nothing in the digest is newer
+        calls += chunks
     total = sum(len(c.batch) for c in calls)
     for call in calls:
         call.chars = merger.prompt_chars(base, call.batch, config) if call.batch else 0
