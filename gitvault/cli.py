@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -43,6 +44,7 @@ from gitvault.commands import (  # noqa: E402
     history_cmds,
     memory_cmds,
     search_cmds,
+    verify_cmds,
 )
 
 app = typer.Typer(
@@ -86,6 +88,7 @@ memory_cmds.register(app)
 claude_cmds.register(app)
 search_cmds.register(app)
 control_cmds.register(app)
+verify_cmds.register(app)
 # --repo/-C works after the command name too (the README says every command takes it).
 for _info in app.registered_commands:
     if _info.callback is not None:
@@ -102,16 +105,24 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (errors.OK if code is None else errors.ERROR)
     except errors.GitvaultError as exc:
-        common.print_error(exc.message, exc.hint)
-        if common.wants_json(sys.argv[1:] if argv is None else argv):
-            common.emit_error_json(exc.message, exc.hint, exc.exit_code)
-        return exc.exit_code
+        return _expected(exc, argv)
     except KeyboardInterrupt:
         print("gitvault: interrupted", file=sys.stderr)
         return errors.INTERRUPTED
     except BrokenPipeError:
         return errors.OK
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a message + log
+        if isinstance(exc, OSError) and exc.errno in _UNWRITABLE:
+            # Not a bug: a read-only or full filesystem, or permissions (any command, any path).
+            where = f" {exc.filename}" if exc.filename else ""
+            return _expected(
+                errors.GitvaultError(
+                    f"cannot write{where}: {exc.strerror}",
+                    hint="check that the repository and its .git directory are writable "
+                    "(not a read-only mount, not full)",
+                ),
+                argv,
+            )
         path = common.log_internal_error(traceback.format_exc(), _repo_arg(argv))
         message = f"internal error: {type(exc).__name__}: {exc}"
         hint = f"this is a bug; details in {path}" if path else "this is a bug"
@@ -119,6 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         if common.wants_json(sys.argv[1:] if argv is None else argv):
             common.emit_error_json(message, hint, errors.INTERNAL)
         return errors.INTERNAL
+
+
+_UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
+
+
+def _expected(exc: errors.GitvaultError, argv: list[str] | None) -> int:
+    common.print_error(exc.message, exc.hint)
+    if common.wants_json(sys.argv[1:] if argv is None else argv):
+        common.emit_error_json(exc.message, exc.hint, exc.exit_code)
+    return exc.exit_code
 
 
 def _repo_arg(argv: list[str] | None) -> str | None:

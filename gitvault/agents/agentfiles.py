@@ -17,6 +17,7 @@ from gitvault.agents import sentinel, texts
 from gitvault.errors import Refused
 from gitvault.fold import digest as digest_mod
 from gitvault.fold.run import FoldOptions, FoldResult
+from gitvault.memory.fences import outbound
 from gitvault.resolve import Location
 from gitvault.vault import layout
 from gitvault.vault.config import VaultConfig
@@ -54,7 +55,7 @@ def block_text(digest: digest_mod.Digest | None, config: VaultConfig) -> str:
         for name in (config.categories[2].name, config.categories[3].name):
             section = "\n".join(standing_lines(digest, name))
             if section.strip():
-                parts.append(f"\n### {name}\n{section}")
+                parts.append(f"\n### {name}\n{outbound(section)}")
     text = "\n".join(parts)
     if len(text) <= BLOCK_MAX:
         return text
@@ -92,7 +93,7 @@ def patch_files(
     for name in files:
         path = workdir / name
         try:
-            changed = sentinel.patch_file(path, text)
+            changed = sentinel.patch_file(path, text, inside=[workdir])
         except Refused as exc:
             if raise_on_refusal:
                 raise
@@ -169,10 +170,39 @@ def fold_and_patch(loc: Location, opts: FoldOptions, say: Say = lambda _: None) 
     result = fold(loc, opts, say)
     patched = None
     if result.commits and loc.workdir is not None:
-        files = _already_patched(loc) if agents_off(loc.workdir) else None
+        files = _already_patched(loc) if agents_off(loc.workdir) else _served_files(loc)
         if files is None or files:
             patched = refresh_from_vault(loc, files=files, raise_on_refusal=False)
+    if result.commits:
+        _verify_quietly(loc)
     return Folded(result, patched)
+
+
+def _verify_quietly(loc: Location) -> None:
+    """Check the new digest against the code now, so recall can mark stale lines at once
+    (gitvault verify; its results are recorded, nothing is changed)."""
+    from gitvault.fold import verify
+    from gitvault.vault.locking import log_failure
+
+    try:
+        verify.run(loc)
+    except Exception as exc:  # noqa: BLE001 - a check after the fold never fails the fold
+        log_failure(loc.state_dir, f"verify after fold failed: {type(exc).__name__}: {exc}")
+
+
+def _served_files(loc: Location) -> list[str] | None:
+    """The agent files of the agents this clone serves (git config gitvault.agents, e.g.
+    AGENTS.md for Codex), with vault.toml's own (None: just vault.toml's)."""
+    from gitvault.agents import adapters
+    from gitvault.fold.run import load_config
+    from gitvault.vault.store import Vault
+
+    assert loc.workdir is not None
+    chosen = adapters.configured(loc.workdir)
+    if chosen is None:
+        return None
+    listed = load_config(Vault(loc)).patch_files
+    return [n for n in adapters.patch_targets(listed, chosen) if _inside_worktree(n)]
 
 
 def _already_patched(loc: Location) -> list[str]:

@@ -145,6 +145,12 @@ def build(
             body = "\n".join(
                 ln for ln in body.split("\n") if not cites.rests_only_on_buried(ln, tombs)
             )
+        stale = _stale_lines(cwd, by_path[layout.DIGEST].oid)
+        if stale:  # found by `gitvault verify` ahead of time: marked, not recomputed here
+            body = "\n".join(
+                f"{ln} [stale: {'; '.join(stale[ln])}; `gitvault verify`]" if ln in stale else ln
+                for ln in body.split("\n")
+            )
         if len(body) > DIGEST_MAX:
             recall.omitted.append(
                 f"digest beyond {DIGEST_MAX:,} of {len(body):,} characters "
@@ -293,6 +299,16 @@ def _superseded(meta: dict[str, object], moment: float, manual: list[Meta]) -> b
 
 def _headings(text: str) -> frozenset[str]:
     return frozenset(ln for ln in text.split("\n") if ln.startswith(("## ", "# ")))
+
+
+def _stale_lines(cwd: Path, digest_blob: str) -> dict[str, list[str]]:
+    from gitvault.memory import staleness
+    from gitvault.resolve import resolve
+
+    try:
+        return staleness.stale_lines(resolve(cwd).state_dir, digest_blob)
+    except Exception:  # noqa: BLE001 - recall is fail-open
+        return {}
 
 
 def fold_line(cwd: Path, vault_toml: str) -> str:
