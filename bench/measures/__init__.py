@@ -15,6 +15,7 @@ from measures.gitops import bench_gitops
 from measures.hook import bench_hook
 from measures.notecost import bench_notecost
 from measures.recall import bench_recall
+from measures.verify import bench_verify
 from measures.search import bench_search
 from measures.secrets import bench_secrets
 
@@ -26,6 +27,7 @@ BENCHMARKS: dict[str, Callable[[Context], list[Row]]] = {
     "gitops": bench_gitops,
     "notecost": bench_notecost,
     "recall": bench_recall,
+    "verify": bench_verify,
     "search": bench_search,
     "backfill": bench_backfill,
     "gc": bench_gc,
