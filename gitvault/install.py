@@ -95,6 +95,7 @@ def install(
     if claude:
         _claude_install(loc, local, agent_files, report)
     report.changes += _remember_agents(loc, "claude" if claude else "none")
+    report.notes += fold_outlook(loc, vault)
     return report
 
 
@@ -160,3 +161,49 @@ def uninstall(loc: Location, *, purge: bool = False) -> Report:
         ["config", "--unset", layout.AGENTS_KEY], loc.workdir or loc.common_dir, check=False
     )
     return report
+
+
+# What folding history costs, from the click project (issue 10): 3,329 commits ≈ 207k tokens of
+# prompt for the claude merger (~250 characters a commit) and 698 bytes a note after `git gc`.
+PROMPT_CHARS_PER_COMMIT = 250
+NOTE_BYTES = 700
+RECENT = "90.days.ago"
+
+
+def fold_outlook(loc: Location, vault: Vault) -> list[str]:
+    """What folds will do (the merger checked once, without a model call) and, on a repository
+    with history, what a backfill would cost and how to bound it."""
+    from gitvault.fold import mergers
+    from gitvault.notes.index import noted_shas
+    from gitvault.vault import gitcmd
+
+    config = parse_vault_toml(vault.read_text(layout.CONFIG))
+    out = [f"fold: {mergers.outlook(config)}"]
+    cwd = loc.workdir or loc.common_dir
+    try:
+        total = int(gitcmd.run_git(["rev-list", "--count", "HEAD"], cwd).stdout or 0)
+        recent = int(
+            gitcmd.run_git(["rev-list", "--count", f"--since={RECENT}", "HEAD"], cwd).stdout or 0
+        )
+    except (GitvaultError, ValueError):
+        return out  # no commit yet
+    missing = total - len(noted_shas(vault))
+    if missing <= 20:
+        return out
+    chars = missing * PROMPT_CHARS_PER_COMMIT
+    per_day = int(config.fold_value("max_chars_per_day"))
+    days = -(-chars // per_day) if per_day else 1
+    merger = str(config.fold_value("merger"))
+    cost = (
+        "folding them with the builtin merger costs nothing"
+        if merger == "builtin"
+        else f"folding them with the {merger} merger sends ~{chars // 4:,} tokens, "
+        f"{days} day(s) of fold.max_chars_per_day, newest history first"
+    )
+    out.append(
+        f"history: {missing:,} commits have no notes. `gitvault backfill --all` notes them "
+        f"(~{max(missing * NOTE_BYTES // 1024, 1):,} KB in the vault); {cost}. "
+        f"`gitvault backfill --since {RECENT}` bounds it to the {recent:,} recent commits; "
+        "`gitvault fold --merger builtin` folds any amount offline"
+    )
+    return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -255,3 +256,26 @@ def test_min_new_items_is_said_as_the_reason(repo: Repo, standin: StandIn) -> No
     state = json.loads((repo.state_dir / "fold-state.json").read_text())
     assert state["pending"] >= 1 and "min_new_items" in state["reason"]
     assert standin.count() == 0
+
+
+def test_install_checks_the_merger_once_and_says_what_backfill_would_cost(
+    repo: Repo, standin: StandIn
+) -> None:
+    from helpers import fast_history
+
+    fast_history(repo, "main", 120)  # history written without hooks: no notes yet
+    repo.git("reset", "-q", "--hard", "main")
+    standin.script(Step(answer='{"loggedIn": false, "authMethod": "none"}', exit=1))
+    result = cli_in(repo, "install", "--no-claude")
+    assert result.code == 0, result
+    text = " ".join((result.out + result.err).split())
+    missing = re.search(r"history: (\d+) commits have no notes", text)
+    assert missing and 120 <= int(missing.group(1)) <= 121, text
+    assert "backfill --all" in text
+    assert "tokens" in text and "newest history first" in text
+    assert "backfill --since 90.days.ago" in text and "--merger builtin" in text
+    assert "claude is not logged in; fix: run `claude` once and /login" in text
+    assert "background folds use the builtin merger meanwhile" in text
+    (call,) = standin.calls()
+    assert call["argv"] == ["auth", "status", "--json"]  # free: no model call
+    assert "ANTHROPIC_API_KEY" not in call["env"]  # checked as the fold would run it

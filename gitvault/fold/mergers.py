@@ -327,3 +327,55 @@ def make(name: str, config: VaultConfig, model: str | None, *, check: bool = Tru
     """The merger of that name, checked now (a missing CLI or command fails here, before
     anything is written); check=False for planning only (a dry run calls nothing)."""
     return MERGERS[check_name(name)](config, model, check=check)
+
+
+def outlook(config: VaultConfig) -> str:
+    """What folds will do, checked once without a model call (install says it): the merger
+    found and logged in, or what stands in for it and how to fix it."""
+    name = str(config.fold_value("merger"))
+    fallback = str(config.fold_value("fallback")) == "builtin"
+    instead = (
+        "background folds use the builtin merger meanwhile (fold.fallback)"
+        if fallback
+        else "background folds fail until then (fold.fallback = \"none\")"
+    )
+    if name == "builtin":
+        return "folds use the builtin merger (offline, deterministic, no model)"
+    try:
+        merger = make(name, config, None)
+    except MergerUnavailable as exc:
+        fix = f"; fix: {exc.hint}" if exc.hint else ""
+        return f"the {name} merger cannot run: {exc.message}{fix}; {instead}"
+    if not isinstance(merger, ModelMerger):
+        return f"folds use the {name} merger"
+    if name != "claude":
+        return f"folds use the {name} merger ({merger.argv[0]})"
+    status = _auth_status(merger)
+    if status is False:
+        return f"claude is not logged in; fix: {LOGIN_FIX}; {instead}"
+    how = "" if status is None else f", {status}"
+    return f"folds use claude ({merger.model}{how}); if it fails, {instead}"
+
+
+def _auth_status(merger: ModelMerger) -> str | bool | None:
+    """`claude auth status` (free, ~1 s): the auth method, False when not logged in, None
+    when it cannot tell (an older CLI)."""
+    import json
+
+    try:
+        proc = subprocess.run(
+            [merger.argv[0], "auth", "status", "--json"],
+            env=merger.env,
+            capture_output=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+        )
+        data = json.loads(proc.stdout.decode("utf-8", "replace") or "{}")
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    if not isinstance(data, dict) or "loggedIn" not in data:
+        return None
+    if not data.get("loggedIn"):
+        return False
+    return str(data.get("authMethod") or "logged in")
+
