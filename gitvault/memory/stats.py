@@ -89,10 +89,11 @@ def status_line(loc: Location, now: float | None = None) -> Line:
     cwd = loc.common_dir
     rev = layout.branch_ref(gitcmd.vault_branch(cwd))
     digest_spec, config_spec = f"{rev}:{layout.DIGEST}", f"{rev}:{layout.CONFIG}"
-    tip = gitcmd.ref_exists(cwd, rev)
-    if tip is None:
+    # One `cat-file --batch` answers whether the vault exists and reads the digest and settings.
+    blobs = gitcmd.cat_blobs(cwd, [rev, digest_spec, config_spec])
+    if rev not in blobs:
         return Line("gitvault: not installed (gitvault install)", False)
-    blobs = gitcmd.cat_blobs(cwd, [digest_spec, config_spec])
+    tip = rev
     config = blobs.get(config_spec)
     settings = layout.read_settings(config.decode("utf-8", "replace") if config else None, "status")
     max_items, max_days = int(settings["stale_items"]), int(settings["stale_days"])
