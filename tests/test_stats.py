@@ -104,6 +104,10 @@ def test_status_line_as_claude_code_runs_it(repo: Repo, tmp_path: Path) -> None:
     # Outside any repository: nothing at all (a prompt stays clean), exit 0.
     outside = _line_proc(tmp_path, "status", "--line", stdin="")
     assert outside.returncode == 0 and outside.stdout == ""
+    # In a repository without gitvault: nothing either.
+    subprocess.run(["git", "init", "-q", str(tmp_path / "plain")], check=True)
+    plain = _line_proc(tmp_path / "plain", "status", "--line", stdin="")
+    assert plain.returncode == 0 and plain.stdout == ""
 
 
 def test_status_line_never_loads_typer_or_pygit2(repo: Repo) -> None:

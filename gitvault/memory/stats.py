@@ -91,8 +91,8 @@ def status_line(loc: Location, now: float | None = None) -> Line:
     digest_spec, config_spec = f"{rev}:{layout.DIGEST}", f"{rev}:{layout.CONFIG}"
     # One `cat-file --batch` answers whether the vault exists and reads the digest and settings.
     blobs = gitcmd.cat_blobs(cwd, [rev, digest_spec, config_spec])
-    if rev not in blobs:
-        return Line("gitvault: not installed (gitvault install)", False)
+    if rev not in blobs:  # no vault here: a prompt shown in every repository stays quiet
+        return Line("", False)
     tip = rev
     config = blobs.get(config_spec)
     settings = layout.read_settings(config.decode("utf-8", "replace") if config else None, "status")
