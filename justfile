@@ -26,6 +26,10 @@ fmt:
 bench *args:
     {{python}} bench/run.py {{args}}
 
+# Score the digest mergers on the fold-quality scenarios (builtin; add --merger claude).
+bench-fold *args:
+    {{python}} bench/fold_quality.py {{args}}
+
 # The whole loop on a scratch repository, offline.
 demo:
     {{python}} -m gitvault demo

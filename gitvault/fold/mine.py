@@ -380,12 +380,13 @@ def co_changes(found: list[Commit]) -> list[Fact]:
             if (
                 len(in_area) >= 8
                 and len(both) >= 4
-                and conf >= 0.3
+                and conf >= 0.25
                 and (common or conf >= 1.2 * base)
             ):
                 label = "a changelog entry in " + comp
+                how = "usually" if conf >= 0.5 else "often"
                 text = (
-                    f"Changes under {a} usually come with {label} "
+                    f"Changes under {a} {how} come with {label} "
                     f"({len(both)} of {len(in_area)} commits)"
                 )
                 rules.append((conf, Fact(text, _cites(both, 2), both[-1].when)))
