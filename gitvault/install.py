@@ -38,17 +38,24 @@ def _agent_files(vault: Vault) -> list[str]:
     return list(parse_vault_toml(vault.read_text(layout.CONFIG)).patch_files)
 
 
-def _claude_preflight(loc: Location, local: bool) -> list[str]:
+def _claude_preflight(loc: Location, local: bool, chosen: list[str] | None = None) -> list[str]:
     """Everything that could refuse, checked before anything is written: settings.json must be
-    valid JSON and every agent file's sentinels matched."""
-    from gitvault.agents import claude
+    valid JSON and every agent file's sentinels matched. `chosen`: the agents wired (each
+    adapter's settings checked too; their instruction files join the agent files)."""
+    from gitvault.agents import adapters, claude
 
     assert loc.workdir is not None
-    claude.preflight(loc.workdir, local)
+    if chosen is None or "claude" in chosen:
+        claude.preflight(loc.workdir, local)
+    for name in chosen or []:
+        if name != "claude":
+            adapters.get(name).preflight(loc.workdir)
     vault = Vault(loc)
     files = (
         _agent_files(vault) if vault.tip() is not None else list(parse_vault_toml(None).patch_files)
     )
+    if chosen is not None:
+        files = adapters.patch_targets(files, chosen)
     for name in files:
         path = loc.workdir / name
         if path.exists():
@@ -67,9 +74,23 @@ def _claude_install(loc: Location, local: bool, files: list[str], report: Report
 
 
 def install(
-    loc: Location, *, force: bool = False, claude: bool = True, local: bool = False
+    loc: Location,
+    *,
+    force: bool = False,
+    claude: bool = True,
+    local: bool = False,
+    agents: list[str] | None = None,
 ) -> Report:
+    """`agents`: the adapters to wire (None: those detected, see adapters.detected);
+    claude=False (--no-claude) takes Claude Code out of the set."""
+    from gitvault.agents import adapters
+
     _require_worktree(loc)
+    assert loc.workdir is not None
+    chosen = adapters.detected(loc.workdir) if agents is None else list(agents)
+    if not claude:
+        chosen = [name for name in chosen if name != "claude"]
+    claude = "claude" in chosen
     report = Report()
     vault = Vault(loc)
     tip = vault.tip()
@@ -83,7 +104,7 @@ def install(
     hdir = shims.hooks_dir(loc)
     if hdir.scope in ("global", "system") and not force:
         shims.install(hdir, force=False)  # raises Refused before anything is written
-    agent_files = _claude_preflight(loc, local) if claude else []
+    agent_files = _claude_preflight(loc, local, chosen) if chosen else []
     state_dir(loc)
     if tip is None:
         sha = vault.create(initial_files(), "init vault")
@@ -94,9 +115,26 @@ def install(
         report.notes.append(f"hooks installed in core.hooksPath ({hdir.scope}): {hdir.path}")
     if claude:
         _claude_install(loc, local, agent_files, report)
-    report.changes += _remember_agents(loc, "claude" if claude else "none")
+    others = [n for n in chosen if n != "claude"]
+    _adapters_install(loc, others, [] if claude else agent_files, report)
+    report.changes += _remember_agents(loc, adapters.render(chosen))
     report.notes += fold_outlook(loc, vault)
     return report
+
+
+def _adapters_install(loc: Location, chosen: list[str], files: list[str], report: Report) -> None:
+    """Codex, Gemini, Copilot: hooks merged into their settings, the step that makes each agent
+    trust them, and the agent files (their instruction files among them) given gitvault's
+    section, unless the Claude Code install already patched them."""
+    from gitvault.agents import adapters
+
+    for name in chosen:
+        done = adapters.get(name).install(loc)
+        report.changes += done.changes
+        report.notes += done.notes
+    if files:
+        patched = agentfiles.refresh_from_vault(loc, files=files)
+        report.changes += [f"wrote the gitvault section of {name}" for name in patched.written]
 
 
 def _remember_agents(loc: Location, value: str) -> list[str]:
@@ -121,8 +159,16 @@ def uninstall(loc: Location, *, purge: bool = False) -> Report:
         result = claude.uninstall(loc)
         report.changes += result.changes
         report.notes += result.kept
+        from gitvault.agents import adapters
+
+        for adapter in adapters.ADAPTERS.values():
+            if adapter.name != "claude":
+                done = adapter.uninstall(loc)
+                report.changes += done.changes
+                report.notes += done.notes
         vault = Vault(loc)
         files = _agent_files(vault) if vault.tip() else list(parse_vault_toml(None).patch_files)
+        files += [f for f in adapters.instruction_files(adapters.names()) if f not in files]
         for name in files:
             path = loc.workdir / name
             if not path.exists():

@@ -28,6 +28,9 @@ class Status:
     last_fold: dict[str, Any] | None
     warnings: list[str] = field(default_factory=list)
     recent_failures: list[str] = field(default_factory=list)
+    # Per agent adapter: served (git config gitvault.agents), hooks installed in this
+    # worktree, trusted (True/False/None: cannot tell) and how to trust.
+    agents: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def installed(self) -> bool:
@@ -105,6 +108,7 @@ def status(loc: Location) -> Status:
         warnings += _fold_warnings(loc, vault, last_fold)
     if tip is not None:
         warnings += _claude_wiring(loc)
+    agents = _agents(loc, warnings) if tip is not None else []
     failures = read_log(loc.state_dir)
     return Status(
         repository=str(loc.workdir or loc.common_dir),
@@ -119,6 +123,7 @@ def status(loc: Location) -> Status:
         last_fold=last_fold,
         warnings=warnings,
         recent_failures=failures,
+        agents=agents,
     )
 
 
@@ -156,10 +161,9 @@ def _claude_wiring(loc: Location) -> list[str]:
     """A worktree without the Claude Code wiring (a new `git worktree add` of a repository whose
     .claude/ is not committed): say exactly what to run. Only where install wired Claude Code
     (git config gitvault.agents claude): silent after install --no-claude."""
-    from gitvault.agents import claude
-    from gitvault.vault import gitcmd
+    from gitvault.agents import adapters, claude
 
-    if loc.workdir is None or gitcmd.config_get(loc.workdir, layout.AGENTS_KEY) != "claude":
+    if loc.workdir is None or "claude" not in (adapters.configured(loc.workdir) or []):
         return []  # never wired (or install --no-claude): nothing is missing
     missing = claude.wiring_missing(loc.workdir)
     if not missing:
@@ -168,3 +172,41 @@ def _claude_wiring(loc: Location) -> list[str]:
         f"this worktree ({loc.workdir}) has no {', '.join(missing)}: run `gitvault install` here "
         "(or commit .claude/ so every new worktree has them)"
     ]
+
+
+def _agents(loc: Location, warnings: list[str]) -> list[dict[str, Any]]:
+    """Each agent: whether this clone serves it, whether this worktree has its hooks, and
+    whether the agent trusts them (where that can be read from its own configuration)."""
+    from gitvault.agents import adapters
+
+    if loc.workdir is None:
+        return []
+    chosen = adapters.configured(loc.workdir)
+    out = []
+    for name, adapter in adapters.ADAPTERS.items():
+        events = adapter.installed(loc.workdir)
+        served = name in chosen if chosen is not None else bool(events)
+        trust = adapter.trust(loc.workdir, os.environ) if events else None
+        out.append(
+            {
+                "name": name,
+                "label": adapter.label,
+                "served": served,
+                "hooks": events,
+                "trusted": trust.trusted if trust else None,
+                "trust": trust.detail if trust else "",
+            }
+        )
+        if name == "claude" or not served:
+            continue  # Claude Code's wiring is _claude_wiring's
+        if not events:
+            warnings.append(
+                f"{adapter.label} is wired in this clone but this worktree has no gitvault hooks "
+                f"in {adapter.settings_file}: run `gitvault install` here"
+            )
+        elif trust is not None and trust.trusted is False:
+            warnings.append(
+                f"{adapter.label} will not run gitvault's hooks yet ({trust.detail}): "
+                f"{adapter.trust_step}"
+            )
+    return out

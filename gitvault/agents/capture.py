@@ -83,7 +83,12 @@ def _overlap(theirs: list[attribution.Run], mine: list[attribution.Run], seen: f
 
 
 def save_request(
-    session_id: str, commits: list[attribution.Made], turns: int, cli: str | None = None
+    session_id: str,
+    commits: list[attribution.Made],
+    turns: int,
+    cli: str | None = None,
+    agent: str = "claude-code",
+    heredoc: bool = True,
 ) -> str:
     what = (
         f"this session made {len(commits)} commit(s) not yet in the project memory: "
@@ -93,15 +98,22 @@ def save_request(
     )
     command = texts.save_command(
         cmd=cli or texts.gitvault_cli(),
-        agent="claude-code",
+        agent=agent,
         title="<what this session did>",
         session_id=session_id if valid_session_id(session_id) else None,
+        heredoc=heredoc,
     )
     return texts.stop_reason(what, command)
 
 
 def decide_stop(
-    loc: Location, cwd: Path, payload: dict[str, Any], read_settings: Settings
+    loc: Location,
+    cwd: Path,
+    payload: dict[str, Any],
+    read_settings: Settings,
+    *,
+    agent: str = "claude-code",
+    heredoc: bool = True,
 ) -> dict[str, str] | None:
     """The Stop hook's answer: a block asking for a save, or None (let the agent stop)."""
     if payload.get("stop_hook_active") or payload.get("agent_id"):
@@ -128,7 +140,7 @@ def decide_stop(
     if due_turns:
         state.turns_since_save = 0
     store(loc, state)
-    reason = save_request(session_id, commits, after_turns, state.cli or None)
+    reason = save_request(session_id, commits, after_turns, state.cli or None, agent, heredoc)
     return {"decision": "block", "reason": reason}
 
 
@@ -138,6 +150,8 @@ def auto_record(
     payload: dict[str, Any],
     trigger: str,
     read_settings: Settings,
+    *,
+    agent: str = "claude-code",
 ) -> str | None:
     """Write a mechanical session record when this session has unsaved work; its slug or None.
     The transcript is read incrementally (from where the last call stopped) for prompt facts."""
@@ -179,7 +193,7 @@ def auto_record(
         text,
         title=title,
         session_id=session_id,
-        agent="claude-code",
+        agent=agent,
         mode="auto",
         extra={
             "commits": [c.sha for c in commits] or None,

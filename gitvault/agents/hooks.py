@@ -109,23 +109,70 @@ def run(event: str, raw: str) -> str:
 
 
 def _dispatch(event: str, loc: Any, cwd: Path, payload: dict[str, Any]) -> str:
+    """Claude Code's output shapes around the shared behaviours."""
+    if event not in ("session-start", "stop", "pre-compact", "session-end"):
+        _log(loc, f"hook: unknown event {event!r}")
+        return ""
+    answer = behave(event, loc, cwd, payload)
+    if not answer:
+        return ""
+    if event == "session-start":
+        return json.dumps(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": answer["context"],
+                }
+            }
+        )
+    return json.dumps(answer)
+
+
+def behave(
+    event: str,
+    loc: Any,
+    cwd: Path,
+    payload: dict[str, Any],
+    *,
+    agent: str = "claude-code",
+    name: str = "claude",
+    cli: str | None = None,
+    heredoc: bool = True,
+) -> dict[str, str] | None:
+    """The one set of behaviours every agent adapter maps its hooks onto (canonical events;
+    Claude Code's "stop" is "turn-end"). The payload is canonical: session_id, cwd,
+    transcript_path (Claude Code's format only), source, stop_hook_active. Returns
+    {"context": block} at session-start, {"decision": "block", "reason": …} at turn-end when
+    a save is due, None otherwise; the adapter shapes it for its agent. `agent` is what saves
+    and records are attributed to, `name` the adapter (git config gitvault.agents), `cli` how
+    the agent's shell runs gitvault (None: Claude Code's, found at session start), heredoc
+    False: the save command without `<`/`>` (texts.save_command)."""
+    from gitvault.agents.adapters import serves
     from gitvault.vault import layout
 
     config = _git_config(cwd)
-    if config.get(layout.AGENTS_KEY, "").strip().lower() == "none":
-        return ""  # installed with --no-claude: gitvault stays out of agent sessions
+    value = config.get(layout.AGENTS_KEY, "").strip().lower()
+    if value == "none" or not serves(value or None, name):
+        return None  # this clone does not wire that agent: gitvault stays out of its sessions
     if event == "session-start":
-        return _session_start(loc, cwd, payload, config)
-    if event == "stop":
+        block = _session_start(loc, cwd, payload, config, cli=cli)
+        return {"context": block} if block else None
+    if event in ("stop", "turn-end"):
         from gitvault.agents import capture
 
-        answer = capture.decide_stop(loc, cwd, payload, lambda: _settings(cwd, "capture", config))
-        return json.dumps(answer) if answer else ""
+        return capture.decide_stop(
+            loc,
+            cwd,
+            payload,
+            lambda: _settings(cwd, "capture", config),
+            agent=agent,
+            heredoc=heredoc,
+        )
     if event in ("pre-compact", "session-end"):
         from gitvault.agents import capture
 
         settings = _settings(cwd, "capture", config)
-        slug = capture.auto_record(loc, cwd, payload, event, lambda: settings)
+        slug = capture.auto_record(loc, cwd, payload, event, lambda: settings, agent=agent)
         if slug:
             _log(loc, f"hook {event}: wrote the mechanical record s:{slug}")
         if event == "session-end" and settings["fold_on_session_end"]:
@@ -133,12 +180,12 @@ def _dispatch(event: str, loc: Any, cwd: Path, payload: dict[str, Any]) -> str:
 
             background.spawn_fold(loc)
         capture.prune(loc)
-        return ""
-    _log(loc, f"hook: unknown event {event!r}")
-    return ""
+    return None
 
 
-def _session_start(loc: Any, cwd: Path, payload: dict[str, Any], config: dict[str, str]) -> str:
+def _session_start(
+    loc: Any, cwd: Path, payload: dict[str, Any], config: dict[str, str], *, cli: str | None
+) -> str:
     from gitvault.memory import ledger, recall
     from gitvault.memory.attribution import reflog_size
     from gitvault.vault import layout
@@ -158,14 +205,9 @@ def _session_start(loc: Any, cwd: Path, payload: dict[str, Any], config: dict[st
     for problem in result.problems:
         _log(loc, f"hook session-start: {problem}")
     state.recall = {**(known or {}), **result.parts}
-    state.cli = _export_cli()
+    state.cli = cli or _export_cli()
     ledger.store(loc, state)
-    block = result.text
-    if not block:
-        return ""
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}}
-    )
+    return result.text
 
 
 def _branch(git_dir: Path) -> str:

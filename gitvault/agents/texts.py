@@ -32,14 +32,25 @@ def gitvault_cli() -> str:
     return f"{shlex.quote(sys.executable)} -m gitvault"
 
 
-def save_command(*, cmd: str, agent: str, title: str, session_id: str | None = None) -> str:
+def save_command(
+    *, cmd: str, agent: str, title: str, session_id: str | None = None, heredoc: bool = True
+) -> str:
     """The one save command an agent is asked to run, with its heredoc body. The session id
     is quoted for the shell (it comes from hook input); `${CLAUDE_SESSION_ID}`, the skill
-    placeholder Claude Code substitutes, is kept as it is."""
+    placeholder Claude Code substitutes, is kept as it is. heredoc=False: the same body as
+    printf lines piped in, with [placeholders] — no `<` or `>` at all, for an agent that
+    HTML-escapes them on the way to the model (Codex turns `<<` into `&lt;&lt;`)."""
     session = ""
     if session_id:
         quoted = session_id if session_id == "${CLAUDE_SESSION_ID}" else shlex.quote(session_id)
         session = f" --session-id {quoted}"
+    if not heredoc:
+        lines = " ".join(
+            shlex.quote(line.replace("<", "[").replace(">", "]")) for line in SAVE_BODY.splitlines()
+        )
+        plain_title = title.replace("<", "[").replace(">", "]")
+        pipe = f"printf '%s\\n' {lines} | "
+        return f'{pipe}{cmd} save{session} --agent {agent} --title "{plain_title}"'
     return (
         f'{cmd} save{session} --agent {agent} --title "{title}" '
         f"<<'{SAVE_HEREDOC}'\n{SAVE_BODY}\n{SAVE_HEREDOC}"

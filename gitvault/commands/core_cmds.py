@@ -34,11 +34,22 @@ def install(
     local: bool = typer.Option(
         False, "--local", help="Claude Code hooks go to .claude/settings.local.json."
     ),
+    agent: str = typer.Option(
+        None,
+        "--agent",
+        metavar="LIST",
+        help="Agents to wire: a comma-separated list of claude, codex, gemini, copilot, or none "
+        "(default: Claude Code and the agents found on PATH or already wired here).",
+    ),
 ) -> None:
-    """Create the vault branch, install the git hook shims and wire Claude Code (hooks, /save
-    and /recall skills, CLAUDE.md section). Safe to run again."""
+    """Create the vault branch, install the git hook shims and wire the coding agents (Claude
+    Code: hooks, /save and /recall skills, CLAUDE.md section; Codex, Gemini, Copilot: hooks
+    and the AGENTS.md section). Safe to run again."""
+    from gitvault.agents import adapters
+
     loc = location(ctx, drain_spool=False)
-    report = install_mod.install(loc, force=force, claude=not no_claude, local=local)
+    chosen = None if agent is None else adapters.parse(agent)
+    report = install_mod.install(loc, force=force, claude=not no_claude, local=local, agents=chosen)
     _print_report(report)
     if not report.changes:
         out.print("gitvault is already installed; nothing changed.")
@@ -97,6 +108,14 @@ def status(
     hooks = ", ".join(f"{h['name']}{'' if h['installed'] else ' (missing)'}" for h in st.hooks)
     table.add_row("hooks", f"{hooks}  [{st.hooks_scope}: {st.hooks_dir}]")
     table.add_row("backlog", str(st.backlog))
+    for a in st.agents:
+        if not (a["served"] or a["hooks"]):
+            continue
+        trust = {True: "trusted", False: "NOT trusted", None: "trust unknown"}[a["trusted"]]
+        hooks_text = f"hooks: {', '.join(a['hooks'])}" if a["hooks"] else "no hooks here"
+        table.add_row(
+            a["label"], f"{hooks_text}; {trust}" + (f" ({a['trust']})" if a["trust"] else "")
+        )
     if st.last_note:
         table.add_row("last note", f"{st.last_note['time']}  {st.last_note['title']}")
     if st.last_fold:

@@ -31,13 +31,14 @@ def save(
         None,
         "--session-id",
         metavar="ID",
-        help="The agent session's id (default: $CLAUDE_CODE_SESSION_ID inside Claude Code).",
+        help="The agent session's id (default: the one the agent's shell exports: "
+        "CLAUDE_CODE_SESSION_ID, CODEX_SESSION_ID, COPILOT_AGENT_SESSION_ID).",
     ),
     agent: str = typer.Option(
         None,
         "--agent",
         metavar="AGENT",
-        help="Who saved it (default: claude-code inside Claude Code).",
+        help="Who saved it (default: claude-code, codex or copilot inside that agent).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
@@ -85,6 +86,18 @@ def _session_defaults(session_id: str | None, agent: str | None) -> tuple[str | 
         session_id = from_env
     if agent is None and os.environ.get("CLAUDECODE") == "1":
         agent = "claude-code"
+    if session_id is None or agent is None:
+        # Codex (CODEX_SESSION_ID), Copilot (COPILOT_AGENT_SESSION_ID): the adapters know
+        # which variable each agent's shell exports.
+        from gitvault.agents import adapters
+
+        found = adapters.session_from_env(os.environ)
+        if found and valid_session_id(found[1]):
+            env_agent, env_session = found
+            if session_id is None and agent in (None, env_agent):
+                session_id = env_session
+            if agent is None and session_id == env_session:
+                agent = env_agent
     return session_id, agent
 
 

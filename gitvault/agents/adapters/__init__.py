@@ -110,12 +110,14 @@ def instruction_files(chosen: Iterable[str]) -> list[str]:
 
 
 def patch_targets(configured_files: Iterable[str], chosen: list[str] | None) -> list[str]:
-    """The agent files a fold keeps current: vault.toml's patch.files, except the instruction
-    files of agents this clone does not serve, plus those of the agents it does."""
+    """The agent files a fold keeps current: vault.toml's patch.files plus the instruction
+    files of the agents this clone serves; a default entry (CLAUDE.md) is left out when its
+    agent is not served (install --agent codex writes no CLAUDE.md)."""
     listed = list(configured_files)
     if chosen is None:
         return listed
     own = set(instruction_files(chosen))
-    others = {a.instruction_file for a in ADAPTERS.values()} - own
-    out = [name for name in listed if name not in others]
+    unserved = {a.instruction_file for a in ADAPTERS.values()} - own
+    defaults = set(layout.DEFAULTS["patch"]["files"])
+    out = [name for name in listed if not (name in unserved and name in defaults)]
     return out + [name for name in instruction_files(chosen) if name not in out]

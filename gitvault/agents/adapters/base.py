@@ -81,6 +81,9 @@ class Adapter:
     hooks: ClassVar[tuple[Hook, ...]] = ()
     bounds: ClassVar[Mapping[str, float]] = {}
     trust_step: ClassVar[str] = ""
+    # The agent HTML-escapes `<` and `>` in a turn-end reason (Codex): hand it a save command
+    # without them.
+    escapes_angles: ClassVar[bool] = False
 
     # -- the hook runtime ------------------------------------------------------------------
     def time_bound(self, event: str) -> float:

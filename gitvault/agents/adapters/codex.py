@@ -8,6 +8,8 @@
   needs a new review).
 - Input: Claude Code's field names (session_id, transcript_path, cwd, source,
   stop_hook_active); the transcript is Codex's own rollout format, which gitvault does not read.
+- A Stop reason reaches the model HTML-escaped (`<<` arrives as `&lt;&lt;`): the save
+  command handed over has no `<` or `>` (printf lines piped in, not a heredoc).
 - Output: SessionStart context nested in hookSpecificOutput (a JSON that also has a top-level
   additionalContext is rejected whole); Stop {"decision": "block", "reason"}.
 - Context beyond ~2,500 tokens is cut to head and tail unless the handler sets
@@ -60,6 +62,7 @@ class Codex(Adapter):
         Hook("SessionEnd", "session-end", 3),
     )
     bounds: ClassVar[Mapping[str, float]] = {"session-end": 2.5}
+    escapes_angles: ClassVar[bool] = True
     trust_step: ClassVar[str] = (
         "trust the project (codex asks on first start, or `codex exec --trust`) and review "
         "gitvault's hooks once with /hooks in codex (they run only after both; Codex asks "

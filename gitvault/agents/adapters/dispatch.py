@@ -90,7 +90,14 @@ def run(adapter: Adapter, event: str, raw: str) -> str:
             return ""
         cwd = loc.workdir or loc.common_dir
         answer = hooks.behave(
-            event, loc, cwd, payload, agent=adapter.agent, name=adapter.name, cli=absolute_cli()
+            event,
+            loc,
+            cwd,
+            payload,
+            agent=adapter.agent,
+            name=adapter.name,
+            cli=absolute_cli(),
+            heredoc=not adapter.escapes_angles,
         )
         try:
             adapter.after(loc, event, payload)
