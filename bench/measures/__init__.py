@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from measures.backfill import bench_backfill, bench_gc
+from measures.claude_hooks import bench_claude_hooks
 from measures.common import FULL, QUICK, Context, Row, Sizes
 from measures.drain import bench_drain
 from measures.foldquality import bench_fold_quality
@@ -28,6 +29,7 @@ BENCHMARKS: dict[str, Callable[[Context], list[Row]]] = {
     "gitops": bench_gitops,
     "notecost": bench_notecost,
     "recall": bench_recall,
+    "claude_hooks": bench_claude_hooks,
     "verify": bench_verify,
     "search": bench_search,
     "backfill": bench_backfill,

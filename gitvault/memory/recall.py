@@ -165,8 +165,11 @@ def build(
         )
         keys.append("digest")
     else:
-        notes = gitcmd.count_files(cwd, rev, layout.NOTES + "/", ".md")  # .keep is no note
-        waiting = f"{_count(notes, 'commit note')} and {_count(len(session_paths), 'session')}"
+        notes = _count_notes(cwd, rev)
+        many = f"{NOTES_COUNTED:,}+ commit notes" if notes >= NOTES_COUNTED else None
+        waiting = (
+            f"{many or _count(notes, 'commit note')} and {_count(len(session_paths), 'session')}"
+        )
         parts.append(
             f"No digest yet: {waiting} are waiting for a fold (`gitvault fold`); "
             "nothing has been folded into a digest so far."
@@ -228,6 +231,40 @@ def _part_hash(key: str, text: str) -> str:
         return "none"
     data = text.encode("utf-8", "replace")
     return f"{zlib.crc32(data):08x}{len(data):x}"
+
+
+NOTES_COUNTED = 1000  # "1,000+": counting a 100k-note tree would cost the hook ~100 ms
+
+
+def _count_notes(cwd: Path, rev: str) -> int:
+    """Notes on the vault, counted up to NOTES_COUNTED (git's listing is stopped there)."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        ["git", "ls-tree", "-r", "-z", "--name-only", rev, "--", layout.NOTES + "/"],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=gitcmd.clean_env(),
+    )
+    assert proc.stdout is not None
+    count = 0
+    rest = b""
+    try:
+        while count < NOTES_COUNTED:
+            chunk = proc.stdout.read(65536)
+            if not chunk:
+                break
+            names = (rest + chunk).split(b"\0")
+            rest = names.pop()
+            count += sum(1 for name in names if name.endswith(b".md"))  # .keep is no note
+        if rest.endswith(b".md"):
+            count += 1
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        proc.wait()
+    return min(count, NOTES_COUNTED)
 
 
 def _current_branch(cwd: Path) -> str:
