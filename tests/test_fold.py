@@ -602,7 +602,7 @@ def test_a_merged_vault_folds_every_item_exactly_once(
     assert cli_in(repo, "backfill", "--branch", "side").code == 0
     standin.script(Step(answer=simple_answer(repo)))
     assert cli_in(repo, "fold").code == 0
-    assert f"c:{early[:7]}" in prompt_items(str(standin.calls()[0]["stdin"]))
+    assert f"c:{early[:7]}" in prompt_items(str(merge_calls(standin)[0]["stdin"]))
     mine = [repo.commit("feat: work in clone one")]
     theirs = [other.commit("feat: work in clone two")]
     # each side notes `shared` on its own history (two distinct vault commits), and the other

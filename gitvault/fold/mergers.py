@@ -337,7 +337,7 @@ def outlook(config: VaultConfig) -> str:
     instead = (
         "background folds use the builtin merger meanwhile (fold.fallback)"
         if fallback
-        else "background folds fail until then (fold.fallback = \"none\")"
+        else 'background folds fail until then (fold.fallback = "none")'
     )
     if name == "builtin":
         return "folds use the builtin merger (offline, deterministic, no model)"
@@ -378,4 +378,3 @@ def _auth_status(merger: ModelMerger) -> str | bool | None:
     if not data.get("loggedIn"):
         return False
     return str(data.get("authMethod") or "logged in")
-
