@@ -201,8 +201,10 @@ def _served_files(loc: Location) -> list[str] | None:
     chosen = adapters.configured(loc.workdir)
     if chosen is None:
         return None
-    listed = load_config(Vault(loc)).patch_files
-    return [n for n in adapters.patch_targets(listed, chosen) if _inside_worktree(n)]
+    listed = list(load_config(Vault(loc)).patch_files)
+    targets = adapters.patch_targets(listed, chosen)
+    # Unchanged: vault.toml's own list, with its checks (names outside the worktree refused).
+    return None if targets == listed else targets
 
 
 def _already_patched(loc: Location) -> list[str]:
