@@ -29,7 +29,6 @@ from claude_hook_helpers import (
     session_state,
     sessions_in_vault,
     state_dir_listing,
-    state_files,
     unknown_entry,
     write_transcript,
 )
