@@ -25,6 +25,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = REPO_ROOT / ".cache" / "claude-code"
 PACKAGE = "@anthropic-ai/claude-code"
+VERSION = "2.1.197"  # the version the hook facts in tests and docs were checked against
 ENV_VAR = "GITVAULT_TEST_CLAUDE"
 INSTALL_TIMEOUT = 300.0
 FAKE_API_KEY = "sk-ant-fake"
@@ -78,7 +79,15 @@ def install_into(cache_dir: Path, *, timeout: float = INSTALL_TIMEOUT) -> tuple[
     with _file_lock(cache_dir / ".install.lock", timeout=timeout + 60):
         if _runs(binary):  # another worker installed it while we waited
             return binary, ""
-        command = [npm, "install", "--prefix", str(cache_dir), "--no-audit", "--no-fund", PACKAGE]
+        command = [
+            npm,
+            "install",
+            "--prefix",
+            str(cache_dir),
+            "--no-audit",
+            "--no-fund",
+            f"{PACKAGE}@{VERSION}",
+        ]
         try:
             done = subprocess.run(
                 command,
