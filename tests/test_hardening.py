@@ -311,7 +311,9 @@ def test_files_gitvault_creates_are_not_group_writable_under_umask_002(repo_fact
 def test_scratch_folders_of_killed_runs_are_removed_by_the_next_run(
     tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import os
     import tempfile
+    import time
 
     from gitvault.vault.locking import file_lock, scratch_dir
 
@@ -319,12 +321,16 @@ def test_scratch_folders_of_killed_runs_are_removed_by_the_next_run(
     dead = tmp_path / "gitvault-fold-dead"  # left by a SIGKILLed fold: its lock is free
     dead.mkdir()
     (dead / "prompt").write_text("x")
+    fresh = tmp_path / "gitvault-fold-fresh"  # made a moment ago, its lock not taken yet
+    fresh.mkdir()
+    old = time.time() - 3600
+    os.utime(dead, (old, old))
     live = tmp_path / "gitvault-fold-live"  # a fold still running: it holds its lock
     live.mkdir()
     with file_lock(live / ".lock", block=False) as got:
         assert got
         with scratch_dir("gitvault-fold-") as mine:
-            assert mine.is_dir() and not dead.exists() and live.exists()
+            assert mine.is_dir() and not dead.exists() and live.exists() and fresh.exists()
         assert not mine.exists()
     assert live.exists()
 

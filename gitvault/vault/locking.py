@@ -133,19 +133,28 @@ def confined(path: Path, roots: list[Path]) -> Path:
     return real
 
 
+SCRATCH_GRACE_SECONDS = 60.0
+
+
 @contextmanager
 def scratch_dir(prefix: str) -> Iterator[Path]:
     """A private temporary folder that a killed process never leaves behind for long: it holds
     an flock on a file inside while in use, and every new one first removes the folders of its
-    kind whose lock is free (their owner died, even by SIGKILL)."""
+    kind whose lock is free (their owner died, even by SIGKILL) and that are older than a
+    minute (a folder just made has not taken its lock yet)."""
     import shutil
     import tempfile
 
     base = Path(tempfile.gettempdir())
     for old in base.glob(f"{prefix}*"):
-        with file_lock(old / ".lock", block=False) as got:
-            if got:
-                shutil.rmtree(old, ignore_errors=True)
+        try:
+            if time.time() - old.stat().st_mtime < SCRATCH_GRACE_SECONDS:
+                continue
+            with file_lock(old / ".lock", block=False) as got:
+                if got:
+                    shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue  # gone already, or not ours to read
     path = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         with file_lock(path / ".lock", block=False):
