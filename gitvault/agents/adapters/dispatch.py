@@ -76,7 +76,9 @@ def run(adapter: Adapter, event: str, raw: str) -> str:
     elif not found:
         found = ["input is not a JSON object"]
     cwd_field = payload.get("cwd") if payload and not found else None
-    project = cwd_field or os.environ.get(adapter.project_var) or os.getcwd()
+    # PWD (Codex sets no project variable) may be inherited stale: the process's own cwd.
+    from_env = os.environ.get(adapter.project_var) if adapter.project_var != "PWD" else None
+    project = cwd_field or from_env or os.getcwd()
     try:
         loc = resolve(None, Path(str(project)))
     except (GitvaultError, OSError, ValueError):
