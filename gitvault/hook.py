@@ -20,7 +20,6 @@ USAGE = (
     "usage: gitvault-hook git drain DIR [--detach|--wait] | claude EVENT "
     "| codex|gemini|copilot EVENT | fold REPO"
 )
-ADAPTED = ("codex", "gemini", "copilot")  # gitvault.agents.adapters: canonical event names
 CLAUDE_EVENTS = ("session-start", "stop", "pre-compact", "session-end")
 
 
@@ -34,16 +33,16 @@ def main(argv: list[str] | None = None) -> int:
         from gitvault.agents import hooks
 
         return hooks.main(args[1:])
-    if args[:1] and args[0] in ADAPTED:
-        from gitvault.agents.adapters import dispatch
-
-        return dispatch.main(args[0], args[1:])
     if len(args) == 1 and args[0] in CLAUDE_EVENTS:  # gitvault 0.1 settings
         from gitvault.agents import hooks
 
         return hooks.main(args)
     if args[:1] == ["fold"] and len(args) >= 2:
         return _fold(args[1:])
+    if len(args) == 2:  # any other agent adapter (gitvault.agents.adapters): AGENT EVENT
+        from gitvault.agents.adapters import dispatch
+
+        return dispatch.main(args[0], args[1:])
     sys.stderr.write(USAGE + "\n")
     return 2
 

@@ -117,7 +117,13 @@ def install(
         _claude_install(loc, local, agent_files, report)
     others = [n for n in chosen if n != "claude"]
     _adapters_install(loc, others, [] if claude else agent_files, report)
-    report.changes += _remember_agents(loc, adapters.render(chosen))
+    from gitvault.vault import gitcmd
+
+    before = gitcmd.config_get(loc.workdir, layout.AGENTS_KEY)
+    remembered = _remember_agents(loc, adapters.render(chosen))
+    if not remembered and before not in (None, adapters.render(chosen)):
+        remembered = [f"set git config {layout.AGENTS_KEY} {adapters.render(chosen)}"]
+    report.changes += remembered
     report.notes += fold_outlook(loc, vault)
     return report
 

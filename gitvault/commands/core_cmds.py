@@ -29,7 +29,10 @@ def install(
         False, "--force", help="Also write into a global/system core.hooksPath."
     ),
     no_claude: bool = typer.Option(
-        False, "--no-claude", help="Only the vault and git hooks: no Claude hooks, no CLAUDE.md."
+        False,
+        "--no-claude",
+        help="Leave Claude Code out (no Claude hooks, no CLAUDE.md); with no other agent, "
+        "only the vault and git hooks.",
     ),
     local: bool = typer.Option(
         False, "--local", help="Claude Code hooks go to .claude/settings.local.json."
