@@ -14,8 +14,10 @@ FORMAT_VERSION = 1
 
 # -- the branch ------------------------------------------------------------------------------
 BRANCH_KEY = "gitvault.branch"  # git config key (this clone only)
-# Which agents gitvault wires (this clone only): "claude" (install's default) or "none"
-# (install --no-claude). Hooks, fold's agent-file patching and status all honour "none".
+# Which agents gitvault wires (this clone only): a comma-separated list of adapter names
+# (gitvault.agents.adapters: claude, codex, gemini, copilot) or "none" (install --agent none, or
+# --no-claude with no other agent). Hooks of an agent not listed stay silent; the fold patches
+# the listed agents' instruction files; status checks their wiring and trust.
 AGENTS_KEY = "gitvault.agents"
 DEFAULT_BRANCH = "vault"
 _BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
