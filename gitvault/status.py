@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitvault.memory import history
-from gitvault.notes import drain, shims
+from gitvault.notes import drain, quarantine, shims
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, layout
 from gitvault.vault.locking import read_log
@@ -91,6 +91,19 @@ def status(loc: Location) -> Status:
         warnings.append(
             f"{spool} is not a file, so commits cannot be recorded; remove it, "
             "then `gitvault backfill` writes the missing notes"
+        )
+    lock_age = vault.stale_lock_age()
+    if lock_age is not None:
+        warnings.append(
+            f"the vault branch is locked by {vault.ref_lock()} (taken {lock_age:.0f}s ago); "
+            "the next write removes it once it is 5 seconds old, or remove it yourself if no git "
+            f"or gitvault process is running: rm {vault.ref_lock()}"
+        )
+    set_aside = len(quarantine.entries(state))
+    if set_aside:
+        warnings.append(
+            f"{set_aside} commit(s) set aside because their note could not be written: "
+            "`gitvault quarantine` lists them, `--retry` tries again"
         )
     backlog = drain.spool_backlog(loc)
     if backlog:

@@ -15,7 +15,7 @@ SUBPACKAGES = ("vault", "notes", "memory", "fold", "agents", "commands")
 ALWAYS = {"gitvault", "gitvault.errors", "gitvault.resolve", "gitvault.resources"}
 LAYERS = {
     "vault": set(),
-    "notes": {"vault"},
+    "notes": {"vault", "memory"},  # memory: redaction and fences only
     "memory": {"vault"},
     "fold": {"vault", "notes", "memory"},
     "agents": {"vault", "notes", "memory", "fold", "launcher"},

@@ -84,16 +84,20 @@ def accepts_repo(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def location(ctx: Any, *, drain_spool: bool = True) -> Location:
     """Resolve the vault once per invocation and drain any spooled commits first, so what a
-    command reads is current (nothing is lost if a drainer died)."""
+    command reads is current (nothing is lost if a drainer died). The drain waits at most a
+    second for a running drainer and is skipped while the vault branch is locked: a command
+    answers quickly whatever state the write side is in (status names what is stuck)."""
     state: Ctx = ctx.obj if isinstance(ctx.obj, Ctx) else Ctx()
     if state.loc is None:
         state.loc = resolve(state.repo)
     loc = state.loc
-    if drain_spool and (
-        (loc.state_dir / drain.SPOOL).exists() or (loc.state_dir / drain.WORK_DIR).is_dir()
+    if (
+        drain_spool
+        and ((loc.state_dir / drain.SPOOL).exists() or (loc.state_dir / drain.WORK_DIR).is_dir())
+        and not drain.vault_locked(loc)
     ):
         try:
-            drain.drain(loc, block=True, timeout=10.0)
+            drain.drain(loc, block=True, timeout=1.0)
         except OSError:
             pass  # a read-only repository still answers read-only commands
         except GitvaultError as exc:
