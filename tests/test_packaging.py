@@ -206,7 +206,10 @@ def test_a_repository_installed_by_the_previous_release_keeps_working_after_an_u
     done = _run([str(gv), "install"], repo)
     assert "updated" in done.stdout
     shim = (repo / ".git" / "hooks" / "post-commit").read_text()
-    assert "gitvault-shim post-commit v3" in shim and "-m gitvault" not in shim
+    from gitvault.notes.shims import shipped_version
+
+    assert f"gitvault-shim post-commit v{shipped_version('post-commit')}" in shim
+    assert "-m gitvault" not in shim
     assert str(venv) not in shim
     assert not (repo / ".git" / "hooks" / "gitvault-drain.sh").exists()
     settings = (repo / ".claude" / "settings.json").read_text()
