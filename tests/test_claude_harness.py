@@ -344,7 +344,7 @@ def test_live_transcript_parses_and_finds_the_commit(
     (path,) = transcripts(home)
     # Claude Code writes its transcript asynchronously; under load the last lines land a moment
     # after the process exits.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     summary = read_transcript(path)
     while "TOOL-DONE" not in summary.assistant_texts and time.monotonic() < deadline:
         time.sleep(0.1)
