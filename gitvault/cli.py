@@ -44,6 +44,7 @@ from gitvault.commands import (  # noqa: E402
     history_cmds,
     memory_cmds,
     search_cmds,
+    sync_cmds,
     verify_cmds,
 )
 
@@ -86,6 +87,7 @@ core_cmds.register(app)
 history_cmds.register(app)
 memory_cmds.register(app)
 claude_cmds.register(app)
+sync_cmds.register(app)
 search_cmds.register(app)
 control_cmds.register(app)
 verify_cmds.register(app)

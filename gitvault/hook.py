@@ -4,6 +4,7 @@
     gitvault-hook claude <event>                                 (Claude Code settings)
     gitvault-hook codex|gemini|copilot <event>                   (their hook settings)
     gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
+    gitvault-hook git sync <pre-push|post-merge> <repository> [REMOTE]  (sync.auto, detached)
 
 It imports only what the called hook needs: a hook that imported the CLI (typer, rich) would
 pay ~50 ms on every commit and session start. Every path exits 0 unless the arguments are
@@ -18,7 +19,7 @@ import sys
 
 USAGE = (
     "usage: gitvault-hook git drain DIR [--detach|--wait] | claude EVENT "
-    "| codex|gemini|copilot EVENT | fold REPO"
+    "| git sync EVENT REPO [REMOTE] | codex|gemini|copilot EVENT | fold REPO"
 )
 CLAUDE_EVENTS = ("session-start", "stop", "pre-compact", "session-end")
 
@@ -29,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         from gitvault.notes import drain
 
         return drain.main(args[2:])
+    if args[:2] == ["git", "sync"]:
+        from gitvault.sync import run
+
+        return run.hook_main(args[2:])
     if args[:1] == ["claude"] and len(args) == 2:
         from gitvault.agents import hooks
 

@@ -107,8 +107,7 @@ def install(
     agent_files = _claude_preflight(loc, local, chosen) if chosen else []
     state_dir(loc)
     if tip is None:
-        sha = vault.create(initial_files(), "init vault")
-        report.changes.append(f"created vault branch '{vault.branch}' at {sha[:7]}")
+        _adopt_or_create(loc, vault, report)
     report.changes += launcher.install(loc)
     report.changes += shims.install(hdir, force=force)
     if hdir.scope != "default":
@@ -155,6 +154,21 @@ def _remember_agents(loc: Location, value: str) -> list[str]:
     if value == "none":
         return [f"set git config {layout.AGENTS_KEY} none (no Claude Code wiring, no CLAUDE.md)"]
     return []
+
+
+def _adopt_or_create(loc: Location, vault: Vault, report: Report) -> None:
+    """A clone whose remote has a vault adopts it (never a second orphan root); otherwise a
+    new vault branch is created."""
+    from gitvault.sync import run as sync_run
+
+    lines = sync_run.adopt(loc)
+    if vault.tip() is not None:
+        report.changes.append(lines[0])
+        report.notes += lines[1:]
+        return
+    report.notes += lines
+    sha = vault.create(initial_files(), "init vault")
+    report.changes.append(f"created vault branch '{vault.branch}' at {sha[:7]}")
 
 
 def uninstall(loc: Location, *, purge: bool = False) -> Report:

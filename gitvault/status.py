@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitvault.errors import GitvaultError
 from gitvault.memory import history
 from gitvault.notes import drain, quarantine, shims
 from gitvault.resolve import Location
@@ -31,6 +32,7 @@ class Status:
     # Per agent adapter: served (git config gitvault.agents), hooks installed in this
     # worktree, trusted (True/False/None: cannot tell) and how to trust.
     agents: list[dict[str, Any]] = field(default_factory=list)
+    sync: dict[str, Any] = field(default_factory=dict)
 
     @property
     def installed(self) -> bool:
@@ -123,6 +125,9 @@ def status(loc: Location) -> Status:
         warnings += _claude_wiring(loc)
     agents = _agents(loc, warnings) if tip is not None else []
     failures = read_log(loc.state_dir)
+    sharing: dict[str, Any] = {}
+    if tip is not None and fmt is not None:
+        sharing = _sharing(loc, vault, warnings)
     return Status(
         repository=str(loc.workdir or loc.common_dir),
         vault_branch=vault.branch,
@@ -137,6 +142,7 @@ def status(loc: Location) -> Status:
         warnings=warnings,
         recent_failures=failures,
         agents=agents,
+        sync=sharing,
     )
 
 
@@ -223,3 +229,26 @@ def _agents(loc: Location, warnings: list[str]) -> list[dict[str, Any]]:
                 f"{adapter.trust_step}"
             )
     return out
+
+
+def _sharing(loc: Location, vault: Vault, warnings: list[str]) -> dict[str, Any]:
+    """The sync fields, and warnings for a failed last sync, quarantined files and CI that
+    would run on a pushed vault branch."""
+    from gitvault.sync import ci, run, state
+
+    try:
+        conf = run.settings(vault)
+    except GitvaultError as exc:
+        warnings.append(exc.message)
+        return {}
+    info = state.sharing(loc, vault.branch, conf.remote_ref, run.auto_mode(loc))
+    if info["last_error"]:
+        warnings.append(f"the last sync with {info['remote']} failed: {info['last_error']}")
+    if info["quarantined"]:
+        warnings.append(
+            f"{len(info['quarantined'])} file(s) from a remote were quarantined (kept out of "
+            f"the vault): see {loc.state_dir / layout.QUARANTINE}"
+        )
+    if info["shared"] or info["auto"] != "off":
+        warnings += ci.warnings(loc.workdir, vault.branch, conf.remote_ref)
+    return info

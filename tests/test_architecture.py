@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
-SUBPACKAGES = ("vault", "notes", "memory", "fold", "agents", "commands")
+SUBPACKAGES = ("vault", "notes", "memory", "fold", "agents", "sync", "commands")
 # What each layer may import from gitvault (besides itself and the always-allowed modules).
 ALWAYS = {"gitvault", "gitvault.errors", "gitvault.resolve", "gitvault.resources"}
 LAYERS = {
@@ -19,6 +19,7 @@ LAYERS = {
     "memory": {"vault"},
     "fold": {"vault", "notes", "memory"},
     "agents": {"vault", "notes", "memory", "fold", "launcher"},
+    "sync": {"vault", "notes", "memory"},
 }
 LAYOUT_NAMES = ("_master.md", "vault.toml", "sessions", "notes", "patterns")
 

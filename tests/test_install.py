@@ -60,7 +60,12 @@ def test_status_json_envelope_and_fields(repo: Repo) -> None:
     assert data["vault_format"] == 1
     assert data["hooks_scope"] == "default"
     assert data["hooks_dir"] == str(repo.git_dir / "hooks")
-    assert [h["name"] for h in data["hooks"]] == ["post-commit", "post-merge", "post-rewrite"]
+    assert [h["name"] for h in data["hooks"]] == [
+        "post-commit",
+        "post-merge",
+        "post-rewrite",
+        "pre-push",
+    ]
     assert all(h["installed"] and not h["foreign"] for h in data["hooks"])
     assert data["backlog"] == 0
     assert data["warnings"] == []

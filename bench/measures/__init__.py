@@ -19,6 +19,7 @@ from measures.notecost import bench_notecost
 from measures.recall import bench_recall
 from measures.search import bench_search
 from measures.secrets import bench_secrets
+from measures.sync import bench_sync
 from measures.verify import bench_verify
 
 __all__ = ["BENCHMARKS", "FULL", "QUICK", "Context", "Row", "Sizes"]
@@ -36,4 +37,5 @@ BENCHMARKS: dict[str, Callable[[Context], list[Row]]] = {
     "gc": bench_gc,
     "secrets": bench_secrets,
     "fold-quality": bench_fold_quality,
+    "sync": bench_sync,
 }

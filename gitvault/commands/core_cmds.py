@@ -125,11 +125,23 @@ def status(
         table.add_row(
             "digest", f"folded {st.last_fold.get('folded_at')} by {st.last_fold.get('merger')}"
         )
+    if st.sync:
+        table.add_row("shared", _sharing_line(st.sync))
     out.print(table)
     for w in st.warnings:
         err.print(f"warning: {w}")
     for line in st.recent_failures:
         err.print(f"logged: {line}")
+
+
+def _sharing_line(info: dict[str, object]) -> str:
+    if not info.get("shared"):
+        return f"no (local only; `gitvault sync` shares it)  [sync.auto {info.get('auto')}]"
+    where = f"{info.get('remote')} {info.get('remote_ref')}"
+    counts = f"{info.get('ahead')} ahead, {info.get('behind')} behind"
+    return (
+        f"yes: {where}; {counts}; last sync {info.get('last_sync')}  [sync.auto {info.get('auto')}]"
+    )
 
 
 def backfill(

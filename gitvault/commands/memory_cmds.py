@@ -40,6 +40,9 @@ def save(
         metavar="AGENT",
         help="Who saved it (default: claude-code, codex or copilot inside that agent).",
     ),
+    private: bool = typer.Option(
+        False, "--private", help="Keep it on this machine: never pushed by `gitvault sync`."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """APPEND a session summary to the vault (## Summary, ## Key Decisions, ## Next Steps)."""
@@ -54,7 +57,7 @@ def save(
         except OSError as exc:
             raise GitvaultError(f"cannot read {file}: {exc.strerror}") from exc
     sid, who = _session_defaults(session_id, agent)
-    saved = sessions.save_session(loc, raw, title=title, session_id=sid, agent=who)
+    saved = sessions.save_session(loc, raw, title=title, session_id=sid, agent=who, private=private)
     if json_out:
         emit_json(
             "save",
@@ -63,10 +66,12 @@ def save(
                 "path": saved.path,
                 "commit": saved.commit,
                 "redactions": saved.redactions,
+                "private": saved.private,
             },
         )
         return
-    out.print(f"saved {saved.path} ({saved.commit[:7]})")
+    where = " (private: this machine only)" if saved.private else ""
+    out.print(f"saved {saved.path} ({saved.commit[:7]}){where}")
     if saved.redactions:
         out.print(f"  redacted {saved.redactions} secret(s) before writing")
 

@@ -134,7 +134,7 @@ def new_paths(
         if len(commit.parents) > 1:
             continue
         kind = commit.message.split(" ", 1)[0]
-        if kind not in ("note", "session", "init"):
+        if kind not in ("note", "session", "init", "share"):  # share: a projected sync push
             continue
         for path in vault.changed_paths(commit.sha):
             if layout.is_item(path):

@@ -43,7 +43,7 @@ from gitvault.memory import cites
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
 from gitvault.vault import layout
-from gitvault.vault.config import VaultConfig, parse_vault_toml
+from gitvault.vault.config import VaultConfig, check_fold_command, parse_vault_toml
 from gitvault.vault.locking import atomic_write
 from gitvault.vault.store import Vault, state_dir
 
@@ -329,6 +329,8 @@ def _fold(
             result.left = result.new_items
             return result
         # Only now, with work to do: a missing CLI fails here, before anything is written.
+        if name == "command":  # a fold.command adopted from a remote runs once confirmed here
+            check_fold_command(loc.common_dir, str(config.fold_value("command")))
         merger = mergers.make(name, config, opts.model)
         base = cur if cur is not None else digest_mod.empty(config)
         plan = _plan(vault, config, merger, base, mark, backlog, fresh, old, read_tip, loc)

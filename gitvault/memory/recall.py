@@ -93,7 +93,9 @@ def build(
     if not entries:
         _check_readable(cwd, rev)  # a vault that exists but cannot be read is an error
         return Recall(text="")  # no vault here: say nothing
-    by_path = {e.path: e for e in entries}
+    # Private sessions (`gitvault save --private`) live on a local-only ref: recalled here too.
+    entries += gitcmd.ls_tree(cwd, layout.PRIVATE_REF, [layout.SESSIONS + "/"])
+    by_path = {e.path: e for e in reversed(entries)}
     # `gitvault forget`: forgotten sessions, and digest lines resting only on forgotten items.
     tombs = {c for e in entries if (c := layout.tombstone_cite(e.path))}
     session_paths = sorted((e.path for e in entries if layout.session_slug(e.path)), reverse=True)

@@ -11,10 +11,11 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from gitvault.errors import GitvaultError
+from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.memory import clean, ledger, sections
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, layout, schemas
+from gitvault.vault.config import DEFAULT_VAULT_TOML, parse_vault_toml
 from gitvault.vault.store import PathTaken, Vault
 
 MAX_INPUT_CHARS = 200_000
@@ -31,6 +32,7 @@ class Saved:
     path: str
     commit: str
     redactions: int
+    private: bool = False
 
 
 def _title(text: str, given: str | None) -> str:
@@ -89,23 +91,31 @@ def save_session(
     mode: str = "manual",
     extra: dict[str, object] | None = None,
     now: datetime | None = None,
+    private: bool = False,
 ) -> Saved:
     """The domain operation every caller uses (CLI, hooks, skills): append the session, then
-    mark the agent session saved, so its Stop hook no longer asks for this work."""
+    mark the agent session saved, so its Stop hook no longer asks for this work.
+
+    private (or [sync] share without "sessions"): the session goes to a local-only ref
+    (layout.PRIVATE_REF) that `gitvault sync` never pushes; recall still shows it here."""
     body, redactions = prepare(raw)
     extra = {**where_saved(loc), **(extra or {})}
     if mode == "manual" and "commits" not in extra:
         # What this session made (its worktree's HEAD reflog while it ran): a later recall
         # knows this save covers the same work as a mechanical record of it.
         extra["commits"] = ledger.commits_made(loc, session_id) or None
-    vault = Vault(loc)
-    vault.check_format()
+    shared = Vault(loc)
+    shared.check_format()
+    if not private:
+        share = parse_vault_toml(shared.read_text(layout.CONFIG)).value("sync", "share")
+        private = "sessions" not in share
+    vault = _private_vault(loc) if private else shared
     moment = (now or datetime.now().astimezone()).replace(microsecond=0)
     name = _title(body, title)
     base = f"{moment:%Y-%m-%d-%H%M}-{clean.slugify(name)}"
     for n in range(1, 1000):
         slug = base if n == 1 else f"{base}-{n}"
-        if vault.exists(layout.session_path(slug)):
+        if shared.exists(layout.session_path(slug)) or vault.exists(layout.session_path(slug)):
             continue
         try:
             saved = _write(
@@ -116,6 +126,23 @@ def save_session(
         ledger.mark_saved(loc, session_id)
         return saved
     raise GitvaultError(f"too many sessions named {base}", hint="pass a different --title")
+
+
+def _private_vault(loc: Location) -> Vault:
+    """The local-only ref for private sessions, created on first use (same layout)."""
+    vault = Vault(loc, ref=layout.PRIVATE_REF)
+    if vault.tip() is None:
+        try:
+            vault.create(
+                {
+                    layout.CONFIG: DEFAULT_VAULT_TOML.encode(),
+                    f"{layout.SESSIONS}/{layout.KEEP}": b"",
+                },
+                "init private sessions (never pushed)",
+            )
+        except (Busy, Refused):
+            pass  # a racing save created it first
+    return vault
 
 
 def _write(
@@ -147,7 +174,8 @@ def _write(
     text = frontmatter.render(meta, f"# {name}\n\n{_drop_title_heading(body).strip()}\n")
     path = layout.session_path(slug)
     commit = vault.commit({path: text.encode()}, f"session {slug}", create_only=True)
-    return Saved(slug=slug, path=path, commit=commit, redactions=redactions)
+    private = vault.ref == layout.PRIVATE_REF
+    return Saved(slug=slug, path=path, commit=commit, redactions=redactions, private=private)
 
 
 def where_saved(loc: Location) -> dict[str, object]:

@@ -1,4 +1,5 @@
-"""Install, inspect and remove the git hook shims (post-commit, post-merge, post-rewrite).
+"""Install, inspect and remove the git hook shims (post-commit, post-merge, post-rewrite, and
+pre-push for sync.auto).
 
 An existing foreign hook is moved aside to <name>.pre-gitvault and still runs first (chained,
 as pre-commit's "migration mode" does); uninstall puts it back. core.hooksPath is honoured:
@@ -20,7 +21,7 @@ from gitvault.resources import hook_template
 from gitvault.vault import gitcmd, layout
 from gitvault.vault.locking import atomic_write
 
-HOOKS = ("post-commit", "post-merge", "post-rewrite")
+HOOKS = ("post-commit", "post-merge", "post-rewrite", "pre-push")
 # Files earlier releases installed beside the shims; removed by install and uninstall.
 LEGACY_FILES = ("gitvault-drain.sh",)
 CHAINED_SUFFIX = ".pre-gitvault"

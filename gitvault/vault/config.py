@@ -3,13 +3,15 @@ schemas/vault.schema.json) over the defaults in gitvault.vault.layout, the one p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gitvault import __version__
-from gitvault.errors import GitvaultError
+from gitvault.errors import GitvaultError, Refused
 from gitvault.vault import layout
 
 # Why each key exists, rendered as comments into a new vault's vault.toml.
@@ -34,6 +36,9 @@ _COMMENTS: dict[tuple[str, str], str] = {
     ("patch", "files"): 'more agent files (e.g. "AGENTS.md") get the same managed section',
     ("status", "stale_items"): "`status --line` says STALE when more items wait for a fold",
     ("status", "stale_days"): "… or when items wait and the digest is older than this",
+    ("sync", "auto"): "off | push | pull | both: sync along with git push / after git pull",
+    ("sync", "share"): "what `gitvault sync` sends: notes, sessions, digest",
+    ("sync", "remote_ref"): '"" = the vault branch; e.g. "refs/gitvault/vault" to hide it',
 }
 
 
@@ -133,3 +138,25 @@ def initial_files() -> dict[str, bytes | None]:
         f"{layout.SESSIONS}/{layout.KEEP}": b"",
         f"{layout.PATTERNS}/{layout.README}": layout.PATTERNS_README_TEXT.encode(),
     }
+
+
+def fold_command_digest(command: str) -> str:
+    """What `git config gitvault.trustedFoldCommand` holds to confirm a fold.command."""
+    return hashlib.sha256(command.strip().encode()).hexdigest()
+
+
+def check_fold_command(common_dir: Path, command: str) -> None:
+    """A vault adopted from a remote brought its vault.toml along: its fold.command runs only
+    after this clone confirmed that exact command (Refused otherwise, nothing run)."""
+    from gitvault.vault import gitcmd
+
+    if not command.strip() or not gitcmd.config_get(common_dir, layout.ADOPTED_KEY):
+        return
+    digest = fold_command_digest(command)
+    if gitcmd.config_get(common_dir, layout.TRUSTED_FOLD_KEY) == digest:
+        return
+    raise Refused(
+        f"fold.command {command.strip()!r} came with a vault adopted from a remote and is not "
+        "confirmed on this clone",
+        hint=f"if you trust it: git config {layout.TRUSTED_FOLD_KEY} {digest}",
+    )

@@ -36,6 +36,41 @@ def branch_ref(branch: str) -> str:
     return f"refs/heads/{branch}"
 
 
+# -- sharing (gitvault sync) -------------------------------------------------------------------
+# Per-clone choices live in git config (never in vault.toml, which a remote could send):
+SYNC_REMOTE_KEY = "gitvault.syncRemote"  # the remote `gitvault sync` uses by default
+SYNC_AUTO_KEY = "gitvault.syncAuto"  # overrides [sync] auto for this clone (off|push|pull|both)
+ADOPTED_KEY = "gitvault.adoptedFrom"  # set when install adopted a remote's vault
+TRUSTED_FOLD_KEY = "gitvault.trustedFoldCommand"  # sha256 of a fold.command confirmed here
+SYNC_AUTO_MODES = ("off", "push", "pull", "both")
+SHARE_KINDS = ("notes", "sessions", "digest")
+PRIVATE_REF = "refs/gitvault/private"  # --private sessions: a local-only ref sync never pushes
+TRACKING_PREFIX = "refs/gitvault/remotes/"  # where sync fetches a remote's vault
+CI_SKIP = "[skip ci]"  # in every vault commit message: GitHub, GitLab, Bitbucket, Azure honour it
+SYNC_STATE = "sync.json"  # in gitvault's folder of the common git dir
+QUARANTINE = "quarantine"  # ditto: what sync refused, one JSON record per sync
+_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
+_REMOTE_REF = re.compile(r"refs/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+")
+
+
+def remote_vault_ref(configured: str | None, branch: str) -> str:
+    """The ref the vault is published to on a remote: [sync] remote_ref when it is a valid
+    full ref name (e.g. refs/gitvault/vault, out of branch listings), else the branch."""
+    value = (configured or "").strip()
+    if value and _REMOTE_REF.fullmatch(value) and not _BAD_BRANCH.search(value[5:]):
+        return value
+    return branch_ref(branch)
+
+
+def tracking_ref(remote: str) -> str:
+    """Where `gitvault sync` keeps the last fetched tip of a remote's vault (never the branch)."""
+    if _REMOTE_NAME.fullmatch(remote) and ".." not in remote and not remote.endswith(".lock"):
+        return f"{TRACKING_PREFIX}{remote}/vault"
+    import hashlib
+
+    return f"{TRACKING_PREFIX}url-{hashlib.sha256(remote.encode()).hexdigest()[:16]}/vault"
+
+
 # -- gitvault's own folder in the common git dir (not on the branch) ----------------------------
 LAUNCHER = "bin/gitvault-hook"  # which gitvault this repository's hooks run (gitvault.launcher)
 # What the last fold attempt left: items waiting and why, the last failure and its fix. Written
@@ -140,6 +175,15 @@ def is_redaction(path: str) -> bool:
     return _REDACTION_PATH.fullmatch(path) is not None
 
 
+def shared_kind(path: str) -> str | None:
+    """Which [sync] share kind a vault path belongs to (None: always travels)."""
+    if note_sha(path) is not None:
+        return "notes"
+    if session_slug(path) is not None:
+        return "sessions"
+    return "digest" if path == DIGEST else None
+
+
 def is_item(path: str) -> bool:
     """A note or a session: what folds read."""
     return note_sha(path) is not None or session_slug(path) is not None
@@ -227,6 +271,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "patch": {"files": ["CLAUDE.md"]},
     # `gitvault status --line` says STALE past these (and when the last fold failed).
     "status": {"stale_items": 20, "stale_days": 7},
+    "sync": {
+        "auto": "off",
+        "share": list(SHARE_KINDS),
+        "remote_ref": "",
+    },
 }
 RECALL_MAX_CHARS = 9500  # hard ceiling: Claude Code spills hook output over 10,000 characters
 

@@ -34,21 +34,38 @@ class PathTaken(GitvaultError):
 
 @dataclass(frozen=True)
 class Write:
-    """One vault commit: the paths it sets and the message that says what it did."""
+    """One vault commit: the paths it sets and the message that says what it did.
+
+    merge: more parents after the tip (gitvault sync: the remote's vault), recorded even when
+    the tree does not change, so `git log vault` shows who brought what. fast_forward: no new
+    commit, the branch moves to this descendant of the tip (sync, when everything incoming is
+    accepted as it is)."""
 
     changes: Changes
     message: str
+    merge: tuple[str, ...] = ()
+    fast_forward: str | None = None
 
 
 SkipIf = Callable[[str, Write], bool]  # (tip, write) → the write became redundant on this tip
+Rebuild = Callable[[str], Sequence[Write]]  # tip → the writes to make on it (sync's merge)
+
+
+def with_ci_skip(message: str) -> str:
+    """A vault commit message with the CI-skip marker as a trailer line: hosted CI (GitHub,
+    GitLab, Bitbucket, Azure) does not run for a pushed vault, and the subject stays readable."""
+    if layout.CI_SKIP in message:
+        return message
+    return f"{message.rstrip()}\n\n{layout.CI_SKIP}\n"
 
 
 class Vault:
-    def __init__(self, loc: Location, branch: str | None = None) -> None:
+    def __init__(self, loc: Location, branch: str | None = None, *, ref: str | None = None) -> None:
         self.loc = loc
         self.git = Repo(loc.common_dir)
         self.branch = branch or layout.branch_name(self.git.config_get(layout.BRANCH_KEY))
-        self.ref = layout.branch_ref(self.branch)
+        # ref: another ref with the vault's layout (the local-only private sessions).
+        self.ref = ref or layout.branch_ref(self.branch)
 
     # -- reading -------------------------------------------------------------------------
     def tip(self) -> str | None:
@@ -151,15 +168,27 @@ class Vault:
         """commit_many through `git fast-import` whatever the number of writes (backfill)."""
         return self._publish(writes, skip_if, packed=True) if writes else []
 
+    def publish_merge(self, build: Rebuild) -> list[str]:
+        """Merge commits (or a fast-forward) built by build(tip) and published by the one
+        compare-and-swap loop: when a local writer moved the branch meanwhile, build runs
+        again on the new tip."""
+        return self._publish((), None, packed=False, rebuild=build)
+
     def _chain_loose(self, old: str, writes: list[Write]) -> list[str]:
         head = old
         made: list[str] = []
         for w in writes:
+            if w.fast_forward is not None:
+                if not self.git.is_ancestor(head, w.fast_forward):
+                    raise GitvaultError(f"{w.fast_forward[:12]} does not descend from {head[:12]}")
+                head = w.fast_forward
+                made.append(head)
+                continue
             base = self.git.tree_of(head)
             tree = self.git.write_tree(head, w.changes)
-            if tree == base:
+            if tree == base and not w.merge:
                 continue  # nothing changed: no empty commits
-            head = self.git.create_commit(tree, [head], w.message)
+            head = self.git.create_commit(tree, [head, *w.merge], w.message)
             made.append(head)
         return made
 
@@ -170,14 +199,25 @@ class Vault:
         return fastimport.chain(self.loc.common_dir, old, commits, int(time.time()))
 
     def _publish(
-        self, writes: Sequence[Write], skip_if: SkipIf | None, *, packed: bool
+        self,
+        writes: Sequence[Write],
+        skip_if: SkipIf | None,
+        *,
+        packed: bool,
+        rebuild: Rebuild | None = None,
     ) -> list[str]:
         """The one compare-and-swap loop: build a chain on the current tip, move the branch
         from that tip to the chain's end; when another writer got in first, rebuild on the new
-        tip and try again (bounded, with jitter), so concurrent writers never lose a write."""
+        tip and try again (bounded, with jitter), so concurrent writers never lose a write.
+        Every message gets the CI-skip trailer."""
         for attempt in range(CAS_ATTEMPTS):
             old = self.check_format()
-            todo = [w for w in writes if skip_if is None or not skip_if(old, w)]
+            chosen = rebuild(old) if rebuild is not None else writes
+            todo = [
+                Write(w.changes, with_ci_skip(w.message), w.merge, w.fast_forward)
+                for w in chosen
+                if skip_if is None or not skip_if(old, w)
+            ]
             made = (self._chain_packed if packed else self._chain_loose)(old, todo)
             if not made:
                 return []
@@ -237,12 +277,16 @@ class Vault:
         self.git.delete_ref(backup_ref)
         return False
 
-    def create(self, files: Changes, message: str) -> str:
-        """Create the orphan branch. Refuses when it already exists."""
+    def create(self, files: Changes, message: str, *, at: str | None = None) -> str:
+        """Create the orphan branch (at: create it at this existing commit instead, e.g. a
+        remote's vault being adopted). Refuses when it already exists."""
         if self.tip() is not None:
             raise Refused(f"branch '{self.branch}' already exists")
-        tree = self.git.write_tree(None, files)
-        sha = self.git.create_commit(tree, [], message)
+        if at is not None:
+            sha = at
+        else:
+            tree = self.git.write_tree(None, files)
+            sha = self.git.create_commit(tree, [], with_ci_skip(message))
         if not self.git.cas_ref(self.ref, sha, None, message):
             raise Busy(
                 f"branch '{self.branch}' appeared while creating it", hint="run install again"

@@ -1,0 +1,458 @@
+"""`gitvault sync`: fetch the remote's vault, merge it in, push the result — never forced.
+
+Order of one attempt: fetch into refs/gitvault/remotes/<remote>/vault → plan the merge
+(merge.py) → when something must travel, build the commit to push (the merge commit, or the
+local tip) and push it without force → only after the remote took it, move the local vault
+(through the store's one compare-and-swap loop). A push the remote rejects because it moved
+starts the next attempt (bounded, with jitter); any other rejection is an error and leaves
+the local vault as it was. With nothing to send, the merge is published locally and nothing
+is pushed; with nothing new at all, nothing is written.
+
+[sync] share other than all kinds: the pushed commit is a projection (the remote's tree plus
+this clone's shared kinds, parent: the remote's tip), so what is not shared never leaves.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitvault.errors import Busy, GitvaultError, Refused
+from gitvault.resolve import Location
+from gitvault.sync import ci, merge, remote, state
+from gitvault.sync.remote import SyncError
+from gitvault.vault import gitcmd, layout
+from gitvault.vault.config import fold_command_digest, parse_vault_toml
+from gitvault.vault.locking import file_lock, log_failure
+from gitvault.vault.store import Vault, Write, state_dir, with_ci_skip
+
+PUSH_ATTEMPTS = 12
+LOCK = "sync.lock"
+LOCK_TIMEOUT = 120.0
+HIDDEN_REF = "refs/gitvault/vault"  # the documented non-branch ref, tried when adopting
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class SyncResult:
+    remote: str
+    url: str
+    remote_ref: str
+    fetched: str | None = None
+    committed: list[str] = field(default_factory=list)
+    fast_forward: bool = False
+    pushed: str | None = None
+    created_remote: bool = False
+    attempts: int = 0
+    taken: int = 0
+    report: list[str] = field(default_factory=list)
+    quarantined: int = 0
+    quarantine_record: str | None = None
+    ci_warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        if not self.committed and not self.fast_forward and not self.pushed:
+            return f"vault is up to date with {self.remote} ({self.remote_ref})"
+        parts = []
+        if self.fast_forward:
+            parts.append(f"fast-forwarded to {self.remote}'s vault ({self.taken} files)")
+        elif self.committed:
+            parts.append(f"merged {self.taken} file(s) from {self.remote}")
+        if self.pushed:
+            what = "created" if self.created_remote else "pushed"
+            parts.append(f"{what} {self.remote_ref} on {self.remote} at {self.pushed[:7]}")
+        return "; ".join(parts)
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    share: tuple[str, ...]
+    remote_ref: str
+    auto: str
+
+    @property
+    def direct(self) -> bool:
+        """Every kind is shared: the local history itself travels."""
+        return set(self.share) >= set(layout.SHARE_KINDS)
+
+
+def settings(vault: Vault) -> Settings:
+    config = parse_vault_toml(vault.read_text(layout.CONFIG))
+    share = tuple(str(k) for k in config.value("sync", "share"))
+    ref = layout.remote_vault_ref(str(config.value("sync", "remote_ref")), vault.branch)
+    return Settings(share, ref, str(config.value("sync", "auto")))
+
+
+def auto_mode(loc: Location) -> str:
+    """sync.auto for this clone: `git config gitvault.syncAuto` when set; else vault.toml's
+    [sync] auto — unless the vault was adopted from a remote, whose vault.toml cannot turn
+    pushing on here (off until this clone sets gitvault.syncAuto)."""
+    cwd = remote.cwd_of(loc)
+    local = gitcmd.config_get(cwd, layout.SYNC_AUTO_KEY)
+    if local in layout.SYNC_AUTO_MODES:
+        return local
+    if gitcmd.config_get(cwd, layout.ADOPTED_KEY):
+        return "off"
+    text = gitcmd.run_git(
+        ["cat-file", "blob", f"{layout.branch_ref(gitcmd.vault_branch(cwd))}:{layout.CONFIG}"],
+        cwd,
+        check=False,
+    ).stdout.decode("utf-8", "replace")
+    mode = str(layout.read_settings(text, "sync")["auto"])
+    return mode if mode in layout.SYNC_AUTO_MODES else "off"
+
+
+# -- one sync ------------------------------------------------------------------------------
+
+
+def sync(
+    loc: Location, name: str | None = None, *, push: bool = True, say: Say = lambda _: None
+) -> SyncResult:
+    vault = Vault(loc)
+    vault.check_format()
+    chosen = name or remote.default_remote(loc)
+    if not remote.is_known(loc, chosen):
+        raise SyncError(
+            f"no remote named {chosen!r}",
+            hint="pass one (`gitvault sync REMOTE`), add it with `git remote add`, or set "
+            f"`git config {layout.SYNC_REMOTE_KEY} NAME`",
+        )
+    conf = settings(vault)
+    result = SyncResult(chosen, remote.remote_url(loc, chosen), conf.remote_ref)
+    result.ci_warnings = ci.warnings(loc.workdir, vault.branch, conf.remote_ref)
+    state_dir(loc)
+    with file_lock(loc.state_dir / LOCK, block=True, timeout=LOCK_TIMEOUT) as got:
+        if not got:
+            raise Busy("another `gitvault sync` is running in this repository", hint="try again")
+        try:
+            _attempts(loc, vault, conf, result, push, say)
+        except GitvaultError as exc:
+            state.record(loc, chosen, {"ok": False, "error": exc.message, "url": result.url})
+            raise
+        state.record(
+            loc,
+            chosen,
+            {
+                "ok": True,
+                "error": None,
+                "url": result.url,
+                "remote_ref": result.remote_ref,
+                "fetched": result.fetched,
+                "pushed": result.pushed,
+                "summary": result.summary(),
+                "quarantined": result.quarantined,
+            },
+        )
+    return result
+
+
+def _attempts(
+    loc: Location, vault: Vault, conf: Settings, result: SyncResult, push: bool, say: Say
+) -> None:
+    cwd = remote.cwd_of(loc)
+    tracking = layout.tracking_ref(result.remote)
+    for attempt in range(PUSH_ATTEMPTS):
+        result.attempts = attempt + 1
+        result.committed = []
+        tip_r = remote.fetch(loc, result.remote, conf.remote_ref, tracking)
+        result.fetched = tip_r
+        if tip_r is not None:
+            _check_remote_format(vault, tip_r, result)
+        local = vault.check_format()
+        plan = None
+        if tip_r is not None and not _has(vault, local, tip_r):
+            plan = merge.plan(cwd, local, tip_r, conf.share)
+            _note_plan(loc, result, plan, tip_r)
+        outgoing = _outgoing_commit(vault, cwd, conf, local, tip_r, plan, result) if push else None
+        if outgoing is None:
+            _publish(vault, cwd, conf, tip_r, result, after_push=None)
+            return
+        say(f"pushing {outgoing[:7]} to {result.remote} {conf.remote_ref}")
+        pushed = remote.push(loc, result.remote, outgoing, conf.remote_ref)
+        if pushed.ok:
+            gitcmd.run_git(["update-ref", tracking, outgoing], cwd, check=False)
+            result.pushed = outgoing
+            result.created_remote = tip_r is None
+            _publish(vault, cwd, conf, tip_r, result, after_push=outgoing)
+            return
+        if not pushed.retry:
+            raise SyncError(
+                f"{result.remote} refused the vault push to {conf.remote_ref}: {pushed.reason}",
+                hint="the local vault is unchanged; check the remote's rules for this ref "
+                '(or publish elsewhere with [sync] remote_ref = "refs/gitvault/vault")',
+            )
+        say(f"{result.remote} moved ({pushed.reason}); fetching again")
+        time.sleep(min(2.0, 0.05 * 2**attempt) * random.random())
+    raise Busy(
+        f"{result.remote}'s vault kept moving: gave up after {PUSH_ATTEMPTS} attempts",
+        hint="other clones are syncing; run `gitvault sync` again",
+    )
+
+
+def _has(vault: Vault, local: str, tip_r: str) -> bool:
+    return vault.git.is_ancestor(tip_r, local)
+
+
+def _check_remote_format(vault: Vault, tip_r: str, result: SyncResult) -> None:
+    version = vault.format_version(tip_r)
+    if version is None:
+        raise Refused(
+            f"{result.remote}'s {result.remote_ref} is not a gitvault vault (no valid "
+            f"{layout.CONFIG})",
+            hint='publish the vault elsewhere: [sync] remote_ref = "refs/gitvault/vault"',
+        )
+    if version > layout.FORMAT_VERSION:
+        raise Refused(
+            f"{result.remote}'s vault has format {version}; this gitvault understands up to "
+            f"{layout.FORMAT_VERSION}",
+            hint="upgrade gitvault (pip install -U gitvault)",
+        )
+
+
+def _note_plan(loc: Location, result: SyncResult, plan: merge.Plan, tip_r: str) -> None:
+    result.report = plan.lines()
+    result.quarantined = len(plan.quarantined)
+    record = state.quarantine(loc, result.remote, tip_r, plan.quarantined)
+    result.quarantine_record = str(record) if record else result.quarantine_record
+
+
+def _message(remote_name: str, plan: merge.Plan) -> str:
+    kinds: dict[str, int] = {}
+    for path in [*plan.taken, *(copy for _, copy in plan.renamed)]:
+        kind = layout.shared_kind(path) or "other files"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing new"
+    lines = [f"sync {remote_name}: {what}"]
+    lines += [f"- {line}" for line in plan.lines()[:20]]
+    return "\n\n".join([lines[0], "\n".join(lines[1:])]) if len(lines) > 1 else lines[0]
+
+
+def _merge_writes(
+    vault: Vault, cwd: Any, conf: Settings, tip: str, other: str, result: SyncResult, *, force: bool
+) -> list[Write]:
+    """What merging `other` into `tip` writes: a fast-forward, a merge commit, or nothing."""
+    if tip == other or vault.git.is_ancestor(other, tip):
+        return []
+    plan = merge.plan(cwd, tip, other, conf.share)
+    result.taken = len(plan.taken) + len(plan.renamed)
+    if plan.exact and vault.git.is_ancestor(tip, other):
+        return [Write({}, f"sync {result.remote}: fast-forward", fast_forward=other)]
+    if not plan.changes and not force:
+        return []
+    return [Write(plan.changes, _message(result.remote, plan), merge=(other,))]
+
+
+def _outgoing_commit(
+    vault: Vault,
+    cwd: Any,
+    conf: Settings,
+    local: str,
+    tip_r: str | None,
+    plan: merge.Plan | None,
+    result: SyncResult,
+) -> str | None:
+    """The commit to push, or None when the remote already has everything this clone shares."""
+    if not conf.direct:
+        return _projection(vault, cwd, conf, local, tip_r)
+    if tip_r is None:
+        return local
+    # A quarantine travels too: the pushed merge takes the refused files out of the shared
+    # tree, so the other clones do not have to refuse them again.
+    if not _sends(cwd, tip_r, local, conf) and not (plan and plan.quarantined):
+        return None
+    if plan is None:  # the remote's tip is in the local history: push the tip as it is
+        return local
+    writes = _merge_writes(vault, cwd, conf, local, tip_r, result, force=True)
+    w = writes[0]
+    if w.fast_forward:
+        return None
+    tree = vault.git.write_tree(local, w.changes)
+    made = vault.git.create_commit(tree, [local, *w.merge], with_ci_skip(w.message))
+    result.committed.append(made)
+    return made
+
+
+def _sends(cwd: Any, tip_r: str, local: str, conf: Settings) -> bool:
+    """Whether the local vault has something for the remote: a path (other than vault.toml,
+    which stays per clone) that differs and that the remote's side would take."""
+    for path, d in merge.diff(cwd, tip_r, local).items():
+        if path == layout.CONFIG or d.new is None:
+            continue
+        kind = layout.shared_kind(path)
+        if kind is None or kind in conf.share:
+            return True
+    return False
+
+
+def _projection(
+    vault: Vault, cwd: Any, conf: Settings, local: str, tip_r: str | None
+) -> str | None:
+    """A commit on the remote's tip that adds this clone's shared kinds (and nothing else)."""
+    changes: dict[str, bytes | None] = {}
+    delta = merge.diff(cwd, tip_r, local)
+    wanted = {
+        p: d.new
+        for p, d in delta.items()
+        if d.new is not None
+        and (p != layout.CONFIG or tip_r is None)
+        and (layout.shared_kind(p) is None or layout.shared_kind(p) in conf.share)
+    }
+    blobs = gitcmd.cat_blobs(cwd, [b for b in wanted.values() if b])
+    for path, blob in wanted.items():
+        if blob in blobs:
+            changes[path] = blobs[blob]
+    if not changes:
+        return None
+    tree = vault.git.write_tree(tip_r, changes)
+    if tip_r is not None and tree == vault.git.tree_of(tip_r):
+        return None
+    host = socket.gethostname().split(".")[0] or "a clone"
+    message = f"share {len(changes)} file(s) from {host}"
+    return vault.git.create_commit(tree, [tip_r] if tip_r else [], with_ci_skip(message))
+
+
+def _publish(
+    vault: Vault,
+    cwd: Any,
+    conf: Settings,
+    tip_r: str | None,
+    result: SyncResult,
+    *,
+    after_push: str | None,
+) -> None:
+    """Move the local vault: to the pushed commit (or a merge with it, when a local writer got
+    in meanwhile), or merge the fetched tip in."""
+    other = after_push if after_push is not None and conf.direct else tip_r
+    if other is None:
+        return
+
+    def build(tip: str) -> list[Write]:
+        return _merge_writes(vault, cwd, conf, tip, other, result, force=False)
+
+    made = vault.publish_merge(build)
+    if not made:
+        return
+    if made[-1] == other:
+        result.fast_forward = after_push is None
+    else:
+        result.committed += made
+
+
+# -- adopting a remote's vault at install ----------------------------------------------------
+
+
+def adopt(loc: Location, name: str | None = None, say: Say = lambda _: None) -> list[str]:
+    """Create the local vault at a remote's vault tip (never a second orphan root). Returns
+    what happened; empty when there is no remote vault to adopt (install then creates one)."""
+    chosen = name or remote.default_remote(loc)
+    if chosen not in remote.remotes(loc):
+        return []
+    vault = Vault(loc)
+    if vault.tip() is not None:
+        return []
+    cwd = remote.cwd_of(loc)
+    tracking = layout.tracking_ref(chosen)
+    tip_r = None
+    for ref in dict.fromkeys([layout.branch_ref(vault.branch), HIDDEN_REF]):
+        try:
+            tip_r = remote.fetch(loc, chosen, ref, tracking)
+        except SyncError as exc:
+            return [
+                f"could not reach {chosen} ({exc.message}); created a new vault instead "
+                "(the first `gitvault sync` joins it with the remote's)"
+            ]
+        if tip_r is not None:
+            break
+    if tip_r is None or vault.format_version(tip_r) is None:
+        return []
+    if (vault.format_version(tip_r) or 0) > layout.FORMAT_VERSION:
+        raise Refused(
+            f"{chosen}'s vault has format {vault.format_version(tip_r)}; this gitvault "
+            f"understands up to {layout.FORMAT_VERSION}",
+            hint="upgrade gitvault (pip install -U gitvault)",
+        )
+    plan = merge.plan(cwd, None, tip_r, layout.SHARE_KINDS)
+    if layout.CONFIG not in plan.changes:
+        return []  # its vault.toml is invalid: nothing to adopt safely
+    state_dir(loc)
+    vault.create({}, "", at=tip_r)
+    lines = [f"adopted {chosen}'s vault at {tip_r[:7]} (vault branch '{vault.branch}')"]
+    if plan.quarantined:
+        vault.commit(
+            {q.path: None for q in plan.quarantined},
+            f"sync {chosen}: quarantine {len(plan.quarantined)} file(s)",
+        )
+        state.quarantine(loc, chosen, tip_r, plan.quarantined)
+        lines += [f"quarantined {q.path}: {q.reason}" for q in plan.quarantined]
+    gitcmd.run_git(["config", layout.ADOPTED_KEY, chosen], cwd)
+    config = parse_vault_toml(plan.changes[layout.CONFIG].decode())  # type: ignore[union-attr]
+    command = str(config.fold_value("command")).strip()
+    if command:
+        lines.append(
+            f"the adopted vault.toml sets fold.command = {command!r}; it will not run until you "
+            f"confirm it: git config {layout.TRUSTED_FOLD_KEY} {fold_command_digest(command)}"
+        )
+    if str(config.value("sync", "auto")) != "off":
+        lines.append(
+            f"the adopted vault.toml asks for sync.auto = {config.value('sync', 'auto')}; "
+            f"it is off here until you choose: git config {layout.SYNC_AUTO_KEY} MODE"
+        )
+    state.record(
+        loc,
+        chosen,
+        {
+            "ok": True,
+            "error": None,
+            "fetched": tip_r,
+            "adopted": True,
+            "url": remote.remote_url(loc, chosen),
+            "summary": lines[0],
+        },
+    )
+    say(lines[0])
+    return lines
+
+
+# -- the hooks' entry: sync.auto ---------------------------------------------------------------
+
+
+def hook_main(args: list[str]) -> int:
+    """`gitvault-hook git sync <pre-push|post-merge> <repository> [REMOTE]`: run detached by
+    the shims; syncs when sync.auto asks for it; logs failures; always exits 0."""
+    from gitvault.resolve import resolve
+
+    if len(args) < 2 or args[0] not in ("pre-push", "post-merge"):
+        return 2
+    event, repo = args[0], args[1]
+    name = args[2] if len(args) > 2 and args[2] else None
+    try:
+        os.setsid()  # no controlling terminal: a credential prompt fails instead of hijacking it
+    except OSError:
+        pass
+    try:
+        loc = resolve(repo)
+    except GitvaultError:
+        return 0
+    mode = auto_mode(loc)
+    wanted = ("push", "both") if event == "pre-push" else ("pull", "both")
+    if mode not in wanted:
+        return 0
+    try:
+        sync(loc, name, push=event == "pre-push")
+    except GitvaultError as exc:
+        log_failure(
+            loc.state_dir,
+            f"auto sync ({event}) with {name or 'the default remote'} failed: {exc.message}",
+        )
+    except Exception as exc:  # noqa: BLE001 - a background job logs, never raises
+        log_failure(loc.state_dir, f"auto sync ({event}) failed: {type(exc).__name__}: {exc}")
+    return 0
