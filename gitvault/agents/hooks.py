@@ -113,19 +113,10 @@ def _dispatch(event: str, loc: Any, cwd: Path, payload: dict[str, Any]) -> str:
     if event not in ("session-start", "stop", "pre-compact", "session-end"):
         _log(loc, f"hook: unknown event {event!r}")
         return ""
+    from gitvault.agents.adapters.claude import Claude
+
     answer = behave(event, loc, cwd, payload)
-    if not answer:
-        return ""
-    if event == "session-start":
-        return json.dumps(
-            {
-                "hookSpecificOutput": {
-                    "hookEventName": "SessionStart",
-                    "additionalContext": answer["context"],
-                }
-            }
-        )
-    return json.dumps(answer)
+    return Claude().shape("turn-end" if event == "stop" else event, answer)
 
 
 def behave(

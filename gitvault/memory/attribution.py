@@ -68,19 +68,29 @@ def parse_line(line: str) -> ReflogEntry | None:
     return ReflogEntry(parts[0], parts[1], int(stamp), message.strip() if tab else "")
 
 
-def head_reflog(git_dir: str | os.PathLike[str], since: float) -> list[ReflogEntry]:
-    """The entries of a worktree's HEAD reflog made at or after `since`, oldest first. Reads
-    backwards from the end of the file and stops at the first older entry (or the byte cap)."""
+def _open_reflog(git_dir: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(fd, size) of a worktree's HEAD reflog when it is a regular file (never a FIFO or a
+    device a hostile repository put there), else None."""
     path = os.path.join(os.fspath(git_dir), "logs", "HEAD")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None
+    return fd, info.st_size
+
+
+def head_reflog(git_dir: str | os.PathLike[str], since: float) -> list[ReflogEntry]:
+    """The entries of a worktree's HEAD reflog made at or after `since`, oldest first. Reads
+    backwards from the end of the file and stops at the first older entry (or the byte cap)."""
+    opened = _open_reflog(git_dir)
+    if opened is None:
         return []
+    fd, end = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return []
-        end = info.st_size
         data = b""
         pos = end
         while pos > 0 and end - pos < MAX_REFLOG_BYTES:
@@ -163,16 +173,11 @@ def made_in(git_dir: str | os.PathLike[str], runs: Sequence[Run]) -> list[str]:
     rewritten since, e.g. by `git reflog expire`) by time. No git process runs."""
     if not runs:
         return []
-    path = os.path.join(os.fspath(git_dir), "logs", "HEAD")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+    opened = _open_reflog(git_dir)
+    if opened is None:
         return []
+    fd, size = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return []
-        size = info.st_size
         by_offset = [r.begin_at is not None and r.begin_at <= size for r in runs]
         if all(by_offset):
             lines = _lines_from(fd, min(r.begin_at or 0 for r in runs), size)

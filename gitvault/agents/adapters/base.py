@@ -295,13 +295,19 @@ def merge_grouped(
 
 
 def clean_grouped(settings: dict[str, Any]) -> dict[str, Any]:
+    return clean_table(settings, _drop_grouped)
+
+
+def clean_table(settings: dict[str, Any], drop: Callable[[list[Any]], list[Any]]) -> dict[str, Any]:
+    """settings without gitvault's entries: `drop` keeps the rest of one event's list; an
+    event left empty goes, and the "hooks" table when nothing is left in it."""
     out = copy.deepcopy(settings)
     table = out.get("hooks")
     if not isinstance(table, dict):
         return out
     for event in list(table):
         if isinstance(table[event], list):
-            left = _drop_grouped(table[event])
+            left = drop(table[event])
             if left:
                 table[event] = left
             else:

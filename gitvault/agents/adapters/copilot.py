@@ -29,6 +29,7 @@ from gitvault.agents.adapters.base import (
     Hook,
     Payload,
     Trust,
+    clean_table,
     find_up,
     is_ours,
     read_json_file,
@@ -90,19 +91,7 @@ class Copilot(Adapter):
         return out
 
     def cleaned(self, current: dict[str, Any]) -> dict[str, Any]:
-        out = copy.deepcopy(current)
-        table = out.get("hooks")
-        if isinstance(table, dict):
-            for event in list(table):
-                if isinstance(table[event], list):
-                    left = [h for h in table[event] if not is_ours(h, "bash")]
-                    if left:
-                        table[event] = left
-                    else:
-                        del table[event]
-            if not table:
-                del out["hooks"]
-        return out
+        return clean_table(current, lambda hooks: [h for h in hooks if not is_ours(h, "bash")])
 
     def empty(self, settings: dict[str, Any]) -> bool:
         return not {k: v for k, v in settings.items() if k != "version"}

@@ -16,31 +16,12 @@ import signal
 import sys
 from functools import cache
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from gitvault.agents.adapters.base import EVENTS, Adapter, absolute_cli
+from gitvault.agents.hooks import MAX_INPUT_BYTES, _alarm, _log, _TimeUp
 
-MAX_INPUT_BYTES = 4_000_000
 SCHEMA = "agent-hook-input.json"
-
-
-class _TimeUp(BaseException):
-    # Not an Exception: a library's `except Exception` must not swallow the time bound.
-    pass
-
-
-def _alarm(_signum: int, _frame: FrameType | None) -> None:
-    raise _TimeUp
-
-
-def _log(loc: Any, message: str) -> None:
-    from gitvault.vault.locking import log_failure
-
-    if loc is not None:
-        log_failure(loc.state_dir, message)
-    else:
-        sys.stderr.write(f"gitvault: {message}\n")
 
 
 @cache
