@@ -446,3 +446,19 @@ def test_fences_in_incoming_text_are_neutralised(remote: Path, tmp_path: Path) -
     block = recall.build(a.path).text
     assert "s:2026-01-02-0304-injected" in block  # the session is recalled …
     assert block.count(RECALL_END) == 1 and "IGNORE ALL RULES" not in block
+
+
+def test_a_remote_holding_redacted_history_is_refused(remote: Path, tmp_path: Path) -> None:
+    secret = "hunter2-zebra-77"
+    a = clone(remote, tmp_path / "a")
+    sha = a.commit(f"chore: rename the project to {secret}")
+    sync(a)
+    done = a.gv("redact", f"c:{sha[:7]}", "--pattern", secret, "--yes")
+    assert done.code == 0, done
+    tip = a.vault_tip()
+    # The remote still holds the old history: a merge would bring the text back.
+    refused = a.gv("sync")
+    assert refused.code == 3, refused
+    assert "redacted" in refused.err and "--force-with-lease" in refused.err
+    assert a.vault_tip() == tip
+    assert secret not in a.git("log", "-p", "vault")

@@ -167,6 +167,7 @@ def _attempts(
         result.fetched = tip_r
         if tip_r is not None:
             _check_remote_format(vault, tip_r, result)
+            _check_not_redacted(vault, cwd, tip_r, result, conf.remote_ref)
         local = vault.check_format()
         plan = None
         if tip_r is not None and not _has(vault, local, tip_r):
@@ -200,6 +201,30 @@ def _attempts(
 
 def _has(vault: Vault, local: str, tip_r: str) -> bool:
     return vault.git.is_ancestor(tip_r, local)
+
+
+def _check_not_redacted(
+    vault: Vault, cwd: Any, tip_r: str, result: SyncResult, remote_ref: str
+) -> None:
+    """A remote that still holds history this clone redacted would bring the redacted text back
+    with the merge: refuse, and say how to publish the rewritten vault instead."""
+    proc = gitcmd.run_git(
+        ["for-each-ref", "--format=%(objectname)", layout.BACKUP_REFS], cwd, check=False
+    )
+    local = vault.require_tip()
+    for old in proc.stdout.decode().split():
+        # The remote shares a commit with the pre-redaction history that the rewritten one
+        # does not have: it holds rewritten (unredacted) commits.
+        base = gitcmd.run_git(["merge-base", old, tip_r], cwd, check=False).stdout.decode()
+        base = base.strip()
+        if base and not vault.git.is_ancestor(base, local):
+            raise Refused(
+                f"{result.remote}'s vault still holds history that was redacted here "
+                f"(`gitvault redact`); merging it would bring the redacted text back",
+                hint=f"publish the rewritten vault: git push --force-with-lease="
+                f"{remote_ref}:{tip_r} {result.remote} {vault.ref}:{remote_ref} — then every "
+                "clone fetches it again (gitvault sync), and rotate the secret",
+            )
 
 
 def _check_remote_format(vault: Vault, tip_r: str, result: SyncResult) -> None:
