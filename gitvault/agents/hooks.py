@@ -113,9 +113,11 @@ def _dispatch(event: str, loc: Any, cwd: Path, payload: dict[str, Any]) -> str:
     if event not in ("session-start", "stop", "pre-compact", "session-end"):
         _log(loc, f"hook: unknown event {event!r}")
         return ""
+    answer = behave(event, loc, cwd, payload)
+    if not answer:
+        return ""  # the common case: nothing to say, and no adapter to import
     from gitvault.agents.adapters.claude import Claude
 
-    answer = behave(event, loc, cwd, payload)
     return Claude().shape("turn-end" if event == "stop" else event, answer)
 
 

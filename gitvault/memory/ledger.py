@@ -17,7 +17,6 @@ import json
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,25 +38,75 @@ def valid_session_id(value: object) -> bool:
     return isinstance(value, str) and SESSION_ID.fullmatch(value) is not None
 
 
-@dataclass
 class SessionState:
-    session_id: str
-    first_seen: float = 0.0
-    turns_since_save: int = 0
-    last_save: float = 0.0
-    last_ask: float = 0.0
-    last_active: float = 0.0
-    asked: list[str] = field(default_factory=list)  # commits already asked about
-    saved: list[str] = field(default_factory=list)  # commits covered by a save
-    # [start, end, reflog size at start, at end]; end None while the run is open.
-    runs: list[list[float | None]] = field(default_factory=list)
-    git_dir: str = ""  # the session's worktree git dir (its HEAD reflog is the evidence)
-    worktree: str = ""
-    branch: str = ""
-    cli: str = ""  # how this session's Bash tool runs gitvault (set at SessionStart)
-    recall: dict[str, str] = field(default_factory=dict)
-    transcript: dict[str, Any] = field(default_factory=dict)
-    known: bool = False  # False: no ledger file existed (set by load)
+    """One agent session's ledger. A plain class, not a dataclass: `dataclasses` pulls in
+    `inspect` (~15 ms) on every Stop hook."""
+
+    FIELDS = (
+        "session_id",
+        "first_seen",
+        "turns_since_save",
+        "last_save",
+        "last_ask",
+        "last_active",
+        "asked",
+        "saved",
+        "runs",
+        "git_dir",
+        "worktree",
+        "branch",
+        "cli",
+        "recall",
+        "transcript",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        first_seen: float = 0.0,
+        turns_since_save: int = 0,
+        last_save: float = 0.0,
+        last_ask: float = 0.0,
+        last_active: float = 0.0,
+        asked: list[str] | None = None,
+        saved: list[str] | None = None,
+        runs: list[list[float | None]] | None = None,
+        git_dir: str = "",
+        worktree: str = "",
+        branch: str = "",
+        cli: str = "",
+        recall: dict[str, str] | None = None,
+        transcript: dict[str, Any] | None = None,
+        known: bool = False,
+    ) -> None:
+        self.session_id = session_id
+        self.first_seen = first_seen
+        self.turns_since_save = turns_since_save
+        self.last_save = last_save
+        self.last_ask = last_ask
+        self.last_active = last_active
+        self.asked: list[str] = asked if asked is not None else []  # commits already asked about
+        self.saved: list[str] = saved if saved is not None else []  # commits a save covered
+        # [start, end, reflog size at start, at end]; end None while the run is open.
+        self.runs: list[list[float | None]] = runs if runs is not None else []
+        self.git_dir = git_dir  # the session's worktree git dir (its HEAD reflog is the evidence)
+        self.worktree = worktree
+        self.branch = branch
+        self.cli = cli  # how this session's Bash tool runs gitvault (set at SessionStart)
+        self.recall: dict[str, str] = recall if recall is not None else {}
+        self.transcript: dict[str, Any] = transcript if transcript is not None else {}
+        self.known = known  # False: no ledger file existed (set by load)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionState) and self.as_dict() == other.as_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SessionState({self.as_dict()!r})"
 
     def attribution_runs(self) -> list[Run]:
         """The intervals the session was live (an open one is still running)."""
@@ -107,9 +156,7 @@ def path_for(loc: Location, session_id: str) -> Path:
 def load(loc: Location, session_id: str) -> SessionState:
     try:
         data = json.loads(path_for(loc, session_id).read_text(encoding="utf-8"))
-        fields = {
-            k: data[k] for k in SessionState.__dataclass_fields__ if k in data and k != "known"
-        }
+        fields = {k: data[k] for k in SessionState.FIELDS if k in data and k != "known"}
         state = SessionState(**fields)
         state.known = True
         return state
@@ -121,8 +168,7 @@ def store(loc: Location, state: SessionState) -> None:
     state.last_active = time.time()
     path = path_for(loc, state.session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = asdict(state)
-    del data["known"]
+    data = state.as_dict()
     atomic_write(path, json.dumps(data).encode())
 
 
@@ -144,7 +190,7 @@ def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
             continue
         if not isinstance(data, dict) or not isinstance(data.get("session_id"), str):
             continue
-        fields = {k: data[k] for k in SessionState.__dataclass_fields__ if k in data}
+        fields = {k: data[k] for k in SessionState.FIELDS if k in data}
         try:
             state = SessionState(**fields)
         except TypeError:
