@@ -38,6 +38,7 @@ LOCK_FILE = "drain.lock"
 PENDING_GRACE_SECONDS = 30.0
 BATCH = 256
 CATCH_UP_MAX = 500
+LINGER_SECONDS = 1.0  # a background drainer waits this long for more lines before it exits
 
 
 @dataclass
@@ -298,9 +299,11 @@ def respool(loc: Location, lines: list[str]) -> None:
             fh.write("".join(line.rstrip("\n") + "\n" for line in lines))
 
 
-def drain(loc: Location, *, block: bool = False, timeout: float = 60.0) -> int:
+def drain(loc: Location, *, block: bool = False, timeout: float = 60.0, linger: float = 0.0) -> int:
     """Drain the spool now. Returns notes written; 0 if another drainer holds the lock
-    and block is False."""
+    and block is False. With linger, wait that long for more lines before exiting (the
+    background drainer: a burst of commits — a cherry-pick, `git am` — is served by one
+    process instead of one start-up per few commits)."""
     state = state_dir(loc)
     written = 0
     while True:
@@ -311,7 +314,7 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0) -> int:
             pid_path.write_text(str(os.getpid()))
             try:
                 drainer = Drainer(loc)
-                while drainer.drain_once():
+                while drainer.drain_once() or _more_within(state, linger):
                     pass
                 written += drainer.written
             finally:
@@ -320,6 +323,20 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0) -> int:
         spool = state / SPOOL
         if not (spool.is_file() and spool.stat().st_size > 0):
             return written
+
+
+def _more_within(state: Path, seconds: float) -> bool:
+    """Whether spool lines arrive within `seconds` (polled every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    spool = state / SPOOL
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            if spool.stat().st_size > 0:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -335,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
     try:
-        drain(loc, block="--wait" in args)
+        drain(loc, block="--wait" in args, linger=LINGER_SECONDS if "--detach" in args else 0.0)
     except Exception as exc:  # noqa: BLE001 - a background hook must never surface a traceback
         log_failure(loc.state_dir, f"drain failed: {type(exc).__name__}: {exc}")
     return 0

@@ -1,13 +1,11 @@
-# Make sure one drainer runs: in the foreground with GITVAULT_SYNC=1 or `git config
-# gitvault.sync true` (scripts, tests), otherwise detached, in a session of its own from the
-# first instruction (a tool that kills git's process group afterwards does not kill it).
+# Make sure one drainer runs: in the foreground with GITVAULT_SYNC=1 (or gitvault.sync, below),
+# otherwise detached, in a session of its own from the first instruction (a tool that kills
+# git's process group afterwards does not kill it).
 hook="$state/@LAUNCHER@"
 if [ ! -x "$hook" ]; then
   echo "$(date +%Y-%m-%dT%H:%M:%S) hook: $hook is missing; run gitvault install again" >> "$state/log"; exit 0
 fi
-sync=${GITVAULT_SYNC:-}
-[ -z "$sync" ] && sync=$(git config --get --type=bool gitvault.sync 2>/dev/null)
-if [ -n "$sync" ] && [ "$sync" != 0 ] && [ "$sync" != false ]; then
+if [ -n "${GITVAULT_SYNC:-}" ] && [ "$GITVAULT_SYNC" != 0 ] && [ "$GITVAULT_SYNC" != false ]; then
   "$hook" git drain "$cd" --wait >/dev/null 2>&1
   exit 0
 fi
@@ -19,6 +17,13 @@ if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
   cmd=; read -r cmd < "/proc/$pid/cmdline" 2>/dev/null
   case $cmd in *gitvault*drain*) exit 0 ;; esac
 elif [ -n "$pid" ] && [ ! -d /proc/self ] && kill -0 "$pid" 2>/dev/null; then
+  exit 0
+fi
+# `git config gitvault.sync true` (scripts, tests): notes land before git returns. Read only
+# when no drainer runs, so a burst of commits (cherry-pick, am) costs no git process each.
+sync=$(git config --get --type=bool gitvault.sync 2>/dev/null)
+if [ "$sync" = true ]; then
+  "$hook" git drain "$cd" --wait >/dev/null 2>&1
   exit 0
 fi
 if command -v setsid >/dev/null 2>&1; then

@@ -17,5 +17,5 @@ esac
 [ ${#sha} -ge 40 ] || sha=$(git rev-parse -q --verify HEAD 2>/dev/null)
 wt=main; [ "$gd" -ef "$cd" ] || wt=${gd##*/}
 # A path no spool field can hold (a tab or a newline in it): the drainer derives it from $wt.
-tab=$(printf '\t'); nl='
-'; field=$gd; case $gd in *"$tab"*|*"$nl"*) field= ;; esac
+field=$gd; case $gd in *'	'*|*'
+'*) field= ;; esac
