@@ -42,11 +42,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from claude_cli import file_lock
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_ROOT = REPO_ROOT / ".cache" / "agents"
@@ -137,7 +138,7 @@ def install_into(
         npm, "install", "--prefix", str(cache_dir), "--ignore-scripts", "--no-audit", "--no-fund",
         "--include=optional", spec,
     ]  # fmt: skip
-    with _file_lock(cache_dir / ".install.lock", timeout=timeout + 60):
+    with file_lock(cache_dir / ".install.lock", timeout=timeout + 60):
         if _runs(binary):  # another worker installed it while we waited
             return binary, ""
         try:
@@ -212,29 +213,6 @@ def _warm_copilot_cache(binary: Path) -> None:
             stdin=subprocess.DEVNULL,
             check=False,
         )
-
-
-@contextmanager
-def _file_lock(path: Path, *, timeout: float) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no parallel-install protection
-        yield
-        return
-    with path.open("a+") as handle:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"could not lock {path} within {timeout:.0f} s") from None
-                time.sleep(0.5)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 # --- environment --------------------------------------------------------------------------

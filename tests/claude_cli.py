@@ -76,7 +76,7 @@ def install_into(cache_dir: Path, *, timeout: float = INSTALL_TIMEOUT) -> tuple[
             f"(or set {ENV_VAR} to a claude executable)"
         )
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with _file_lock(cache_dir / ".install.lock", timeout=timeout + 60):
+    with file_lock(cache_dir / ".install.lock", timeout=timeout + 60):
         if _runs(binary):  # another worker installed it while we waited
             return binary, ""
         command = [
@@ -139,7 +139,7 @@ def _version(binary: Path) -> tuple[str, str]:
 
 
 @contextmanager
-def _file_lock(path: Path, *, timeout: float) -> Iterator[None]:
+def file_lock(path: Path, *, timeout: float) -> Iterator[None]:
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no parallel-install protection
