@@ -110,36 +110,6 @@ def vault_branch(cwd: Path) -> str:
     return layout.branch_name(config_get(cwd, layout.BRANCH_KEY))
 
 
-class CommitLine(NamedTuple):
-    sha: str
-    time: int
-    subject: str
-
-
-def recent_commits(cwd: Path, since: float) -> dict[str, CommitLine]:
-    """Commits on any local branch but the vault, or on HEAD, made after `since`."""
-    # --exclude patterns apply to the next --branches, which matches names without refs/heads/.
-    proc = run_git(
-        [
-            "log",
-            f"--since={int(since)}",
-            "--format=%H%x00%ct%x00%s",
-            f"--exclude={vault_branch(cwd)}",
-            "--branches",
-            "HEAD",
-            "--",
-        ],
-        cwd,
-        check=False,
-    )
-    out: dict[str, CommitLine] = {}
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        parts = line.split("\0")
-        if len(parts) == 3 and parts[1].isdigit():
-            out[parts[0]] = CommitLine(parts[0], int(parts[1]), parts[2])
-    return out
-
-
 def first_parent_chain(cwd: Path, rev: str, limit: int) -> list[tuple[str, int]]:
     """(sha, committer time) of rev and its first parents, newest first, at most limit."""
     proc = run_git(
