@@ -16,7 +16,7 @@ from gitvault.notes import shims
 from gitvault.resolve import Location
 from gitvault.vault import layout
 from gitvault.vault.config import initial_files, parse_vault_toml
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.files import atomic_write
 from gitvault.vault.store import Vault, state_dir
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gitvault.resolve import STATE_DIRNAME, Location
 from gitvault.vault import layout
-from gitvault.vault.locking import atomic_write, make_dirs
+from gitvault.vault.files import atomic_write, make_dirs
 
 RELATIVE = layout.LAUNCHER  # below the state folder
 ENTRY = "gitvault-hook"

@@ -30,7 +30,7 @@ from gitvault.agents import texts
 from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.resources import hook_template
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.files import atomic_write
 
 # How gitvault's own hook entries are recognised: the stable entry, and the module path that
 # settings written by gitvault 0.1 run.

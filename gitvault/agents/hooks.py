@@ -181,14 +181,14 @@ def _session_start(
 ) -> str:
     from gitvault.memory import ledger, recall
     from gitvault.memory.attribution import reflog_size
-    from gitvault.vault import layout
+    from gitvault.vault import gitcmd, layout
 
     state = ledger.load(loc, str(payload["session_id"]))
     source = str(payload.get("source") or "startup")
     state.open_run(time.time(), reflog_size(loc.git_dir))
     state.git_dir = str(loc.git_dir)
     state.worktree = str(loc.workdir or "")
-    state.branch = _branch(loc.git_dir)
+    state.branch = gitcmd.head_branch(loc.git_dir) or ""
     # A resumed conversation still holds what it was given (Claude Code replays it): only what
     # changed since. compact and clear dropped it: everything again.
     known = state.recall if source == "resume" and state.recall else None
@@ -201,16 +201,6 @@ def _session_start(
     state.cli = cli or _export_cli()
     ledger.store(loc, state)
     return result.text
-
-
-def _branch(git_dir: Path) -> str:
-    from gitvault.vault import gitcmd
-
-    try:
-        head = gitcmd.head_ref(git_dir)
-    except OSError:
-        return ""
-    return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else ""
 
 
 def _export_cli() -> str:

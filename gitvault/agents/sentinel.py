@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 import pathlib
-import secrets
 import stat
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from gitvault.errors import Refused
-from gitvault.vault.locking import Unsafe, confined, new_mode
+from gitvault.vault.files import Unsafe, atomic_write, confined
 
 BEGIN = "<!-- gitvault:begin -->"
 END = "<!-- gitvault:end -->"
@@ -241,54 +240,5 @@ def patch_file(
     new = patch_bytes(current, block, name=str(path))
     if new == current:
         return False
-    _write_atomic(target, new, mode)
+    atomic_write(target, new, mode)
     return True
-
-
-def _write_atomic(target: pathlib.Path, data: bytes, mode: int | None) -> None:
-    """Write `data` to `target` via temp file + fsync + os.replace; no temp file survives errors.
-
-    `mode` None (a new file) leaves the permission bits to the umask, as a plain open() would.
-    """
-    directory = target.parent
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    mode = new_mode() if mode is None else mode
-    while True:
-        tmp = directory / f".{target.name}.gitvault-{secrets.token_hex(6)}.tmp"
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:
-            continue
-        break
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.chmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_directory(directory)
-
-
-def _fsync_directory(directory: pathlib.Path) -> None:
-    """Make the rename durable; best effort (not every platform can open a directory)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

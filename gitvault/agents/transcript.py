@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault.memory.fences import strip_recall
+from gitvault.vault.times import parse_time
 
 ASSISTANT_TEXTS_KEPT = 10
 # The most any hook reads of a transcript in one call (the documented cap): the tail, or the
@@ -287,7 +288,6 @@ def commits_in(summary: TranscriptSummary, candidates: Iterable[str]) -> list[st
 
 def first_timestamp(path: str | os.PathLike[str]) -> float | None:
     """When the transcript's first entry was written (the session's start), or None."""
-    from datetime import datetime
 
     fd = open_regular(path)
     if fd is None:
@@ -298,13 +298,9 @@ def first_timestamp(path: str | os.PathLike[str]) -> float | None:
         os.close(fd)
     for raw in head.split(b"\n")[:20]:
         match = _TIMESTAMP.search(raw)
-        if match:
-            try:
-                return datetime.fromisoformat(
-                    match.group(1).decode().replace("Z", "+00:00")
-                ).timestamp()
-            except ValueError:
-                continue
+        moment = parse_time(match.group(1).decode()) if match else None
+        if moment is not None:
+            return moment
     return None
 
 

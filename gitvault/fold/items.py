@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from gitvault.memory import cites, sections
 from gitvault.vault import frontmatter, layout
 from gitvault.vault.objects import VaultCommit
 from gitvault.vault.store import Vault
+from gitvault.vault.times import parse_time
 
 NOTE_CHARS = 600
 SESSION_CHARS = 3000
@@ -37,10 +37,8 @@ class Item:
         the vault commit's time when those are missing or unreadable. A backfilled note is
         added to the vault years after its commit, so the vault time says little."""
         raw = self.meta.get("committed" if self.kind == "note" else "saved_at")
-        try:
-            return int(datetime.fromisoformat(str(raw)).timestamp())
-        except (TypeError, ValueError):
-            return self.time
+        moment = parse_time(raw)
+        return self.time if moment is None else int(moment)
 
 
 def _item(vault: Vault, path: str, commit: VaultCommit) -> Item | None:

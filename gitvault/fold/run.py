@@ -44,8 +44,9 @@ from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
 from gitvault.vault import layout
 from gitvault.vault.config import VaultConfig, check_fold_command, parse_vault_toml
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.files import atomic_write
 from gitvault.vault.store import Vault, state_dir
+from gitvault.vault.times import local_iso
 
 Say = Callable[[str], None]
 PROMPT_OVERHEAD = 2500
@@ -239,7 +240,7 @@ def read_state(loc: Location) -> dict[str, Any]:
 def _write_state(loc: Location, **changes: Any) -> None:
     state = read_state(loc)
     state.update(changes)
-    state["at"] = datetime.now().astimezone().replace(microsecond=0).isoformat()
+    state["at"] = local_iso()
     try:
         atomic_write(state_dir(loc) / layout.FOLD_STATE, json.dumps(state).encode())
     except OSError:
@@ -567,7 +568,7 @@ def _commit_digest(
     meta: dict[str, object] = {
         "kind": "digest",
         "watermark": mark,
-        "folded_at": datetime.now().astimezone().replace(microsecond=0).isoformat(),
+        "folded_at": local_iso(),
         "merger": merger.name,
         "model": merger.model,
         "items": new.counts(),

@@ -115,14 +115,6 @@ def head_reflog(git_dir: str | os.PathLike[str], since: float) -> list[ReflogEnt
     return out
 
 
-def head_is_vault(git_dir: str | os.PathLike[str], vault_branch: str) -> bool:
-    try:
-        head = gitcmd.head_ref(git_dir)
-    except OSError:
-        return False
-    return head == f"ref: refs/heads/{vault_branch}"
-
-
 class Run(NamedTuple):
     """One interval a session was live: wall-clock bounds, and the size of the worktree's HEAD
     reflog when it began and ended (None when unknown). Byte offsets are the evidence that

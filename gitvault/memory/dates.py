@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 
 from gitvault.errors import GitvaultError
 from gitvault.vault import gitcmd
+from gitvault.vault.times import parse_time
 
 _UNIT = r"(?:second|minute|hour|day|week|month|year)s?"
 _RELATIVE = re.compile(
@@ -21,13 +21,9 @@ def parse_since(value: str | None) -> int | None:
     if not value:
         return None
     text = value.strip()
-    try:
-        moment = datetime.fromisoformat(text)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return int(moment.timestamp())
-    except ValueError:
-        pass
+    moment = parse_time(text)
+    if moment is not None:
+        return int(moment)
     # git's approxidate reads almost anything ("yesterday-ish nonsense" is yesterday), so only
     # the relative forms people type are handed to it; anything else is an error, not a guess.
     moment_ts = gitcmd.approxidate(text) if _RELATIVE.fullmatch(text.lower()) else None

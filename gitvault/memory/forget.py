@@ -27,6 +27,7 @@ from gitvault.memory import cites, history, search
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout, schemas
 from gitvault.vault.store import PathTaken, Vault
+from gitvault.vault.times import utc_iso
 
 REPLACEMENT = b"[REDACTED]"
 MIN_PATTERN = 4
@@ -80,7 +81,7 @@ def forget(loc: Location, ident: str, *, reason: str | None = None) -> Forgot:
         "kind": "tombstone",
         "cite": cite,
         "path": path,
-        "forgotten_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "forgotten_at": utc_iso(),
         "reason": _one_line(reason, 300) if reason else None,
     }
     meta = {k: v for k, v in meta.items() if v is not None}

@@ -19,6 +19,7 @@ from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout
 from gitvault.vault.objects import VaultCommit
 from gitvault.vault.store import Vault
+from gitvault.vault.times import parse_time
 
 KINDS = ("note", "session", "fold")
 MIN_ABBREV = 4
@@ -68,15 +69,8 @@ def _iso(moment: int) -> str:
 
 
 def _seconds(value: object) -> int | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp())
+    moment = parse_time(value)
+    return None if moment is None else int(moment)
 
 
 # Clock skew allowance: a note is written after its commit, so once the vault's own commits are

@@ -23,7 +23,7 @@ from typing import Any
 from gitvault.errors import GitvaultError
 from gitvault.memory.attribution import Run
 from gitvault.resolve import Location
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.files import atomic_write
 
 STATE_DIR = "claude-sessions"
 LOOKBACK_SECONDS = 3 * 24 * 3600

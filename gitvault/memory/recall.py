@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from gitvault.memory import cites, sections
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, outbound, strip_recall
 from gitvault.vault import frontmatter, gitcmd, layout
+from gitvault.vault.times import parse_time
 
 DIGEST_MAX: int = layout.DEFAULTS["digest"]["max_chars"]
 SESSION_SECTIONS = ("Summary", "Key Decisions", "Next Steps")
@@ -275,10 +275,7 @@ def _current_branch(cwd: Path) -> str:
 
 
 def _saved_at(meta: dict[str, object]) -> float:
-    try:
-        return datetime.fromisoformat(str(meta.get("saved_at"))).timestamp()
-    except (TypeError, ValueError):
-        return 0.0
+    return parse_time(meta.get("saved_at")) or 0.0
 
 
 Meta = tuple[float, str, dict[str, object]]

@@ -42,6 +42,7 @@ from gitvault.memory import cites as cites_mod
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout
 from gitvault.vault.locking import file_lock
+from gitvault.vault.times import parse_time
 
 DB_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
@@ -627,15 +628,8 @@ def _title_and_rest(body: str) -> tuple[str, str]:
 
 
 def _timestamp(value: object, fallback: int) -> int:
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return fallback
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return int(moment.timestamp())
-    return fallback
+    moment = parse_time(value)
+    return fallback if moment is None else int(moment)
 
 
 def _remove(path: Path) -> None:

@@ -183,13 +183,7 @@ def where_saved(loc: Location) -> dict[str, object]:
     sessions first). Read from the worktree's HEAD file: no git process."""
     from gitvault.vault import gitcmd
 
-    branch = None
-    try:
-        head = gitcmd.head_ref(loc.git_dir)
-    except OSError:
-        head = ""
-    if head.startswith("ref: refs/heads/"):
-        branch = _bounded(head[len("ref: refs/heads/") :])
+    branch = _bounded(gitcmd.head_branch(loc.git_dir))
     return {"branch": branch, "worktree": _bounded(loc.worktree_name)}
 
 

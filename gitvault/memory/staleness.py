@@ -12,7 +12,7 @@ RESULTS = "verify.json"
 
 
 def save(state: Path, data: dict[str, Any]) -> None:
-    from gitvault.vault.locking import atomic_write
+    from gitvault.vault.files import atomic_write
 
     try:
         atomic_write(state / RESULTS, json.dumps(data).encode())

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout
+from gitvault.vault.times import parse_time
 
 # gitvault.fold.run writes the day's (and the running total of) characters sent to a model here.
 BUDGET_FILE = "fold-budget.json"
@@ -51,12 +51,7 @@ def _budget(loc: Location) -> tuple[int, int]:
 
 
 def _seconds(value: object) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return None
+    return parse_time(value)
 
 
 def _pending(cwd: Path, mark: str | None, tip: str, cap: int | None) -> int:

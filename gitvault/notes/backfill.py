@@ -102,9 +102,4 @@ def backfill(
 
 
 def _current_branch(loc: Location) -> str | None:
-    try:
-        head = gitcmd.head_ref(loc.git_dir)
-    except OSError:
-        return None
-    prefix = "ref: refs/heads/"
-    return head[len(prefix) :] if head.startswith(prefix) else None
+    return gitcmd.head_branch(loc.git_dir)

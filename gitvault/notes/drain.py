@@ -27,7 +27,8 @@ from gitvault.notes.commits import read_commits
 from gitvault.notes.index import already_written
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout
-from gitvault.vault.locking import atomic_write, file_lock, log_failure, make_dirs
+from gitvault.vault.files import atomic_write, make_dirs
+from gitvault.vault.locking import file_lock, log_failure
 from gitvault.vault.store import Vault, Write, state_dir
 
 SPOOL = "spool"
@@ -80,11 +81,9 @@ def parse_line(line: str) -> Entry | None:
 
 def _branch(head: str) -> str | None:
     head = head.strip()
-    if head.startswith("ref: "):
-        head = head[5:]
-    if head.startswith("refs/heads/"):
-        return head[len("refs/heads/") :]
-    return None if not head or len(head) == 40 else head  # a bare sha means detached HEAD
+    if not head or len(head) == 40:
+        return None  # a bare sha means detached HEAD
+    return gitcmd.branch_of(head) or (None if head.startswith(("ref: ", "refs/")) else head)
 
 
 def spool_backlog(loc: Location) -> int:

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitvault.vault.locking import atomic_write, file_lock, log_failure
+from gitvault.vault.files import atomic_write
+from gitvault.vault.locking import file_lock, log_failure
 
 FILE = "quarantine.jsonl"
 LOCK = "quarantine.lock"

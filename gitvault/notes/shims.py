@@ -19,7 +19,7 @@ from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.resources import hook_template
 from gitvault.vault import gitcmd, layout
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.files import atomic_write
 
 HOOKS = ("post-commit", "post-merge", "post-rewrite", "pre-push")
 # Files earlier releases installed beside the shims; removed by install and uninstall.

@@ -11,7 +11,7 @@ from typing import Any
 from gitvault.resolve import Location
 from gitvault.sync.merge import Quarantined
 from gitvault.vault import layout
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.files import atomic_write
 
 MAX_RECORDS = 50
 

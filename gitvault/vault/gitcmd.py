@@ -223,6 +223,29 @@ def head_ref(git_dir: str | os.PathLike[str]) -> str:
         return fh.read().strip()
 
 
+HEADS_PREFIX = "refs/heads/"
+
+
+def branch_of(head: str) -> str | None:
+    """The branch a HEAD value names (`ref: refs/heads/x` or `refs/heads/x` → x); None for a
+    detached HEAD (a sha), another kind of ref, or nothing."""
+    head = head.strip()
+    if head.startswith("ref: "):
+        head = head[5:].strip()
+    return head[len(HEADS_PREFIX) :] or None if head.startswith(HEADS_PREFIX) else None
+
+
+def head_branch(git_dir: str | os.PathLike[str] | None) -> str | None:
+    """The branch a worktree's HEAD is on, read from its git dir (no process); None when HEAD
+    is detached or cannot be read."""
+    if not git_dir:
+        return None
+    try:
+        return branch_of(head_ref(git_dir))
+    except OSError:
+        return None
+
+
 def amended_from(git_dir: str | os.PathLike[str] | None, sha: str) -> str | None:
     """The commit an amend replaced, read from this worktree's HEAD reflog."""
     if not git_dir:

@@ -16,7 +16,8 @@ from pathlib import Path
 from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.resolve import Location
 from gitvault.vault import fastimport, layout
-from gitvault.vault.locking import log_failure, make_dirs
+from gitvault.vault.files import make_dirs
+from gitvault.vault.locking import log_failure
 from gitvault.vault.objects import Repo, VaultCommit
 
 CAS_ATTEMPTS = 64

@@ -29,7 +29,7 @@ from gitvault import launcher
 from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.vault import layout
-from gitvault.vault.locking import atomic_write
+from gitvault.vault.files import atomic_write
 
 EVENTS = ("session-start", "turn-end", "pre-compact", "session-end")
 MARKER = launcher.ENTRY  # every hook command gitvault writes names gitvault-hook

@@ -209,7 +209,7 @@ def _origin(loc: Location, workdir: Path) -> bool:
 
 
 def _set_origin(loc: Location, workdir: Path, added: bool) -> None:
-    from gitvault.vault.locking import atomic_write, make_dirs
+    from gitvault.vault.files import atomic_write, make_dirs
 
     data = read_json_file(loc.state_dir / ORIGINS)
     table = data if isinstance(data, dict) else {}
@@ -240,11 +240,8 @@ def catch_up_notes(loc: Location, session_id: str) -> None:
     from gitvault.notes.drain import Drainer, Entry
     from gitvault.vault import gitcmd
 
-    try:
-        head = gitcmd.head_ref(git_dir)
-    except OSError:
+    if not os.path.exists(os.path.join(git_dir, "HEAD")):
         return
-    prefix = "ref: refs/heads/"
-    branch = head[len(prefix) :] if head.startswith(prefix) else None
+    branch = gitcmd.head_branch(git_dir)
     worktree = "main" if os.path.samefile(git_dir, loc.common_dir) else Path(git_dir).name
     Drainer(loc).catch_up(str(git_dir), Entry("commit", made[-1], branch, worktree, str(git_dir)))

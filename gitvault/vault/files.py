@@ -1,0 +1,204 @@
+"""Files on disk: the one atomic writer and the one bounded reader every gitvault file goes
+through. Standard library only (the hooks import it).
+
+Writing: a temp file beside the target, created with O_EXCL (never an existing file or a planted
+link), written in full, fsynced, given its mode, renamed over the target, and the folder fsynced
+so the rename survives a crash. Readers never see half a file.
+
+Reading: only a regular file, never through a symbolic link (O_NOFOLLOW), never blocking on a
+FIFO or a device (O_NONBLOCK, then fstat), and never more than a cap: a local state file that a
+hostile or broken process replaced can neither hang a hook nor fill its memory.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+FILE_MODE = 0o644  # what gitvault creates is never group- or world-writable, whatever the umask
+DIR_MODE = 0o755
+DEFAULT_READ_LIMIT = 8 * 1024 * 1024
+
+
+class NotRegular(OSError):
+    """A path that is a link, a FIFO, a device or a folder where a regular file was expected."""
+
+
+class TooLarge(OSError):
+    """A file over the reader's cap."""
+
+
+class Unsafe(Exception):
+    """A write target that is not a regular file inside the allowed folders."""
+
+
+def new_mode(base: int = FILE_MODE) -> int:
+    """base, narrowed further by a stricter umask (077 gives 0600), never widened by a looser
+    one (002 still gives 0644)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return base & ~umask
+
+
+def make_dirs(path: Path) -> Path:
+    """mkdir -p with DIR_MODE for every folder created (a umask of 002 would make them
+    group-writable)."""
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for folder in reversed(missing):
+        folder.mkdir(exist_ok=True)
+        os.chmod(folder, new_mode(DIR_MODE))
+    return path
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `path` with `data` atomically and durably. The mode is `mode`, else the replaced
+    file's without group/world write, else FILE_MODE narrowed by the umask. No temp file
+    survives an error."""
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.lstat(path).st_mode) & ~0o022
+        except OSError:
+            mode = new_mode()
+    directory = path.parent
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    while True:
+        tmp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o600)
+        except FileExistsError:
+            continue
+        break
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(directory)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable; best effort (not every filesystem allows it)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_regular(path: Path | str, limit: int = DEFAULT_READ_LIMIT) -> bytes:
+    """The bytes of a regular file, opened without following a link and without blocking.
+    Raises FileNotFoundError when it is missing, NotRegular for anything but a regular file
+    (a symlink included), TooLarge past `limit` bytes, OSError otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the last component is a symbolic link
+            raise NotRegular(exc.errno, f"{path} is a symbolic link") from exc
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"{path} is not a regular file")
+        if info.st_size > limit:
+            raise TooLarge(f"{path} is larger than {limit} bytes")
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:  # it grew while being read
+            raise TooLarge(f"{path} is larger than {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path | str, limit: int = DEFAULT_READ_LIMIT) -> str:
+    """read_regular decoded as UTF-8 (bad bytes replaced)."""
+    return read_regular(path, limit).decode("utf-8", "replace")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Strict JSON: NaN and Infinity refused, too-deep nesting a ValueError (not a crash)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+
+
+def read_json(path: Path | str, limit: int = DEFAULT_READ_LIMIT) -> Any:
+    """A strict JSON file through read_regular. Raises OSError (missing, not regular, too
+    large) or ValueError (not UTF-8, not strict JSON)."""
+    data = read_regular(path, limit)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8") from exc
+    return parse_json(text)
+
+
+def load_json_object(path: Path | str, limit: int = DEFAULT_READ_LIMIT) -> dict[str, Any] | None:
+    """A JSON object from a state file, or None when it is missing, unreadable, not a regular
+    file, too large or not an object: a state file gitvault cannot trust is one it ignores."""
+    try:
+        data = read_json(path, limit)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(path: Path, data: Any, *, indent: int | None = None) -> None:
+    """atomic_write of a JSON document (UTF-8, newline-terminated when indented)."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
+    atomic_write(path, (text + ("\n" if indent else "")).encode("utf-8"))
+
+
+def confined(path: Path, roots: list[Path]) -> Path:
+    """The real path gitvault may write for `path`: refuses (Unsafe) a target whose real path
+    (symlinks in it or its folders resolved) is outside every root, a dangling symlink, or
+    anything that exists and is not a regular file. gitvault writes only regular files inside
+    the worktree or the common git dir."""
+    if path.is_symlink() and not path.exists():
+        raise Unsafe(f"{path} is a symlink to {os.readlink(path)}, which does not exist")
+    real = Path(os.path.realpath(path))
+    bases = [Path(os.path.realpath(r)) for r in roots]
+    if not any(real == b or b in real.parents for b in bases):
+        raise Unsafe(f"{path} resolves to {real}, outside the repository")
+    if real.exists() and not real.is_file():
+        raise Unsafe(f"{path} is not a regular file")
+    return real
