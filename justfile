@@ -6,23 +6,28 @@ python := env_var_or_default("PYTHON", "python3")
 test *args:
     {{python}} -m pytest -n auto {{args}}
 
-# ruff (lint + format check), mypy --strict on the package, README's command reference.
+# ruff (lint + format check), mypy --strict on the package, README's command reference,
+# BENCHMARKS.md and README's benchmark summary against bench/results.json.
 lint:
     {{python}} -m ruff check gitvault tests bench
     {{python}} -m ruff format --check gitvault tests bench
     {{python}} -m mypy
     {{python}} -m gitvault.commands.reference --check
+    {{python}} bench/report.py --check
 
-# Regenerate README's command reference from the CLI's own help.
+# Regenerate README's command reference from the CLI's own help, and BENCHMARKS.md and README's
+# benchmark summary from bench/results.json (measures nothing).
 docs:
     {{python}} -m gitvault.commands.reference
+    {{python}} bench/report.py
 
 # Format the code.
 fmt:
     {{python}} -m ruff format gitvault tests bench
     {{python}} -m ruff check --fix gitvault tests bench
 
-# Measure the performance targets and record them in BENCHMARKS.md.
+# Measure every section of BENCHMARKS.md (or --only NAME ...; --set SIZE=N; --list) and
+# record it there, in bench/results.json and in README's summary.
 bench *args:
     {{python}} bench/run.py {{args}}
 

@@ -389,6 +389,7 @@ def score(scenario: Scenario, merger: str) -> dict[str, object]:
     from gitvault.fold.digest import citations, is_marker, parse
     from gitvault.fold.run import SourceIndex, load_config
     from gitvault.resolve import resolve
+    from gitvault.vault import layout
     from gitvault.vault.store import Vault
 
     repo = scenario.repo
@@ -397,7 +398,7 @@ def score(scenario: Scenario, merger: str) -> dict[str, object]:
     seconds = time.perf_counter() - started
     vault = Vault(resolve(repo))
     config = load_config(vault)
-    text = vault.read_text("_master.md") or ""
+    text = vault.read_text(layout.DIGEST) or ""
     digest = parse(text, config, strict=False)
     lines = [ln for ls in digest.categories.values() for ln in ls if not is_marker(ln)]
     body = "\n".join(lines)
@@ -431,6 +432,8 @@ def score(scenario: Scenario, merger: str) -> dict[str, object]:
         "scenario": scenario.name,
         "merger": merger,
         "score": sum(checks) / len(checks),
+        "passed": sum(checks),
+        "checks": len(checks),
         "kept": kept,
         "gone": gone,
         "bad_citations": bad_cites,
@@ -460,8 +463,11 @@ def incremental_equals_rebuild(root: Path) -> bool:
 
 
 def _body(repo: Path) -> str:
-    text = git(repo, "show", "vault:_master.md")
-    return text.split("\n---\n", 1)[-1]
+    from gitvault.resolve import resolve
+    from gitvault.vault import frontmatter, layout
+    from gitvault.vault.store import Vault
+
+    return frontmatter.parse(Vault(resolve(repo)).read_text(layout.DIGEST) or "")[1]
 
 
 def claude_login_reason() -> str | None:

@@ -254,13 +254,29 @@ def _os_name() -> str:
     return f"{pretty} ({kernel})" if pretty else kernel
 
 
-def _checkout() -> str:
+# Files a run of the harness itself rewrites: they do not make the measured code "changed".
+GENERATED = ("BENCHMARKS.md", "README.md", "bench/results.json")
+
+
+def checkout() -> tuple[str, bool]:
+    """The commit measured (12 hex digits) and whether the working tree differs from it in
+    anything but the files the harness writes."""
     try:
         head = git_out(["rev-parse", "--short=12", "HEAD"], REPO_ROOT)
+        status = git(
+            [
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                *(f":!{p}" for p in GENERATED),
+            ],
+            REPO_ROOT,
+        )
     except (RuntimeError, OSError):
-        return "unknown"
-    dirty = git(["status", "--porcelain", "--untracked-files=no"], REPO_ROOT).stdout.strip()
-    return f"{head}{' + uncommitted changes' if dirty else ''}"
+        return "unknown", False
+    return head, bool(status.stdout.strip())
 
 
 def small_file_cost(where: Path, count: int = 200) -> float:
@@ -349,7 +365,8 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def machine(scratch: Path) -> list[tuple[str, str]]:
+def machine(scratch: Path) -> dict[str, object]:
+    """What a figure depends on besides gitvault: recorded with every section."""
     import pygit2  # imported after the sandbox is set up (see module docstring)
 
     import gitvault
@@ -359,20 +376,20 @@ def machine(scratch: Path) -> list[tuple[str, str]]:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         usable = cores
-    return [
-        ("CPU", _cpu_model()),
-        ("Cores", f"{cores} logical" + (f" ({usable} usable)" if usable != cores else "")),
-        ("RAM", _ram()),
-        ("OS", _os_name()),
-        ("Python", f"{platform.python_implementation()} {platform.python_version()}"),
-        ("git", git_out(["--version"], REPO_ROOT).removeprefix("git version ")),
-        ("pygit2", f"{pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})"),
-        ("gitvault", f"{gitvault.__version__} (checkout {_checkout()})"),
-        (
-            "Scratch disk",
-            f"{scratch.parent} ({_fs_type(scratch)}): creating one small file "
-            f"(mkdir -p, write, rename, as git writes a loose object) takes "
-            f"{small_file_cost(scratch) * 1e6:,.0f} µs (median of 200)",
-        ),
-        ("Date", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")),
-    ]
+    return {
+        "cpu": _cpu_model(),
+        "cores": cores,
+        "usable_cores": usable,
+        "ram": _ram(),
+        "os": _os_name(),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "git": git_out(["--version"], REPO_ROOT).removeprefix("git version "),
+        "pygit2": f"{pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})",
+        "gitvault": gitvault.__version__,
+        "scratch": f"{scratch.parent} ({_fs_type(scratch)}), one small-file create (mkdir -p, "
+        f"write, rename, as git writes a loose object) {small_file_cost(scratch) * 1e6:,.0f} µs",
+    }
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -151,7 +151,9 @@ def fake_notes(
 
 def _write_blobs(repo_dir: Path, blobs: Sequence[bytes]) -> list[str]:
     """Write blobs into one pack with fast-import; returns their ids in order."""
-    marks = repo_dir / ".git" / "bench-blob-marks"
+    from gitvault.resolve import resolve
+
+    marks = resolve(repo_dir).git_dir / "bench-blob-marks"
     stream = b"".join(b"blob\nmark :%d\n" % (i + 1) + _data(b) for i, b in enumerate(blobs))
     git(
         ["fast-import", "--quiet", "--done", f"--export-marks={marks}"],
@@ -169,13 +171,14 @@ def _write_blobs(repo_dir: Path, blobs: Sequence[bytes]) -> list[str]:
 def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
     """Add `count` generated notes to the vault branch of an installed repository.
 
-    Blobs go in one fast-import pack; the date-sharded trees (notes/YYYY/MM/DD/<sha>.md) are
+    Blobs go in one fast-import pack; the date-sharded trees (layout.note_path) are
     built with pygit2's TreeBuilder, one vault commit per year of notes: a few commits in all,
     not one per note. Returns the number of vault commits made.
     """
     import pygit2
 
     from gitvault.resolve import resolve
+    from gitvault.vault import gitcmd, layout
     from gitvault.vault.store import Vault
 
     vault = Vault(resolve(repo_dir))
@@ -186,7 +189,9 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
 
     days: dict[tuple[str, str, str], list[tuple[str, str]]] = defaultdict(list)
     for fake, blob in zip(fakes, blob_ids, strict=True):
-        _, year, month, day, name = fake.path.split("/")
+        top, year, month, day, name = fake.path.split("/")
+        if top != layout.NOTES:
+            raise RuntimeError(f"a generated note is not under {layout.NOTES}/: {fake.path}")
         days[(year, month, day)].append((name, blob))
 
     def tree(entries: dict[str, tuple[str, int]]) -> pygit2.Oid:
@@ -205,15 +210,15 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
     year_trees = {year: str(tree(entries)) for year, entries in sorted(years_.items())}
 
     root = repo[tip].peel(pygit2.Tree)
-    notes_tree = repo[root["notes"].id]
+    notes_tree = repo[root[layout.NOTES].id]
     notes_entries = {e.name: (str(e.id), e.filemode) for e in notes_tree}
     head = tip
     made = 0
     for year, year_tree in year_trees.items():
         notes_entries[year] = (year_tree, tree_mode)
         root_builder = repo.TreeBuilder(root)
-        root_builder.insert("notes", tree(notes_entries), tree_mode)
-        sig = pygit2.Signature("gitvault", "gitvault@localhost")
+        root_builder.insert(layout.NOTES, tree(notes_entries), tree_mode)
+        sig = pygit2.Signature(gitcmd.VAULT_NAME, gitcmd.VAULT_EMAIL)
         n_year = sum(len(v) for k, v in days.items() if k[0] == year)
         head = str(
             repo.create_commit(
@@ -230,11 +235,16 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
     return made
 
 
-def count_notes(repo_dir: Path, ref: str = "refs/heads/vault") -> int:
+def count_notes(repo_dir: Path, ref: str | None = None) -> int:
+    """Notes on `ref` (default: repo_dir's vault branch)."""
+    from gitvault.resolve import resolve
+    from gitvault.vault import layout
+    from gitvault.vault.store import Vault
+
     out = subprocess.run(
-        ["git", "ls-tree", "-r", "--name-only", ref, "notes/"],
+        ["git", "ls-tree", "-r", "--name-only", ref or Vault(resolve(repo_dir)).ref, layout.NOTES],
         cwd=repo_dir,
         capture_output=True,
         check=True,
     ).stdout
-    return sum(1 for line in out.splitlines() if line.endswith(b".md"))
+    return sum(1 for line in out.decode().splitlines() if layout.note_sha(line) is not None)

@@ -1,178 +1,221 @@
-"""gitvault's benchmark harness: `just bench [--quick] [--no-write] [--only NAME]...`.
+"""gitvault's benchmark harness: `just bench [--only NAME]... [--set NAME=VALUE]... [--quick]`.
 
-Measures, side by side in one run and on real scratch repositories in a temp dir, the
-performance targets of issue 2 (and a slot for issue 4's SessionStart bound), prints a table
-and records it with a description of the machine in BENCHMARKS.md at the top of the checkout.
+Every measure in bench/measures/ (registry.discover) owns one section of BENCHMARKS.md: its
+title, its targets, and a function returning rows. The harness runs them on real scratch
+repositories in a temp dir, judges each row against its measure's target, records the section
+(command, commit, machine, load average before and after, date, rows) in bench/results.json,
+and re-renders that section of BENCHMARKS.md and README's summary (bench/report.py) as soon as
+the measure is done, so a run cut short keeps what it measured.
 
-    python bench/run.py                 full sizes, writes BENCHMARKS.md
-    python bench/run.py --quick         small sizes (smoke run); never writes BENCHMARKS.md
-    python bench/run.py --only drain    one benchmark (repeatable); does not write either
-    python bench/run.py --output F.md   write the report to F.md instead
+    just bench                          every section; BENCHMARKS.md rewritten whole
+    just bench --only hook --only drain those sections only; every other byte of the file kept
+    just bench --set vault_large=20000  a smaller size (the sections say so in their command)
+    just bench --quick                  small sizes, a smoke run: writes nothing unless --output
+    just bench --list                   the sections and their targets
 
 Git is isolated as in the test suite (HOME → temp dir, GIT_CONFIG_GLOBAL → temp file,
 GIT_CONFIG_NOSYSTEM=1); the temp dir is removed and no background process is left behind.
 Exit status: 0 when the run completed (targets missed or not; --check makes a miss exit 1),
-2 when the harness itself failed.
+2 when a measure itself failed (the other sections are still recorded).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
+import math
 import shlex
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import report  # noqa: E402
 from harness import (  # noqa: E402
-    REPO_ROOT,
+    checkout,
     load_average,
     machine,
     sandbox,
-    small_file_cost,
+    utc_now,
     wait_for_quiet,
 )
-from measures import BENCHMARKS, FULL, QUICK, Context, Row  # noqa: E402
-
-DEFAULT_OUTPUT = REPO_ROOT / "BENCHMARKS.md"
-
-
-def _load_note(loads: list[float]) -> str:
-    cores = os.cpu_count() or 1
-    text = (
-        f"1-minute load average {min(loads):.1f}–{max(loads):.1f} during the run "
-        f"(sampled between benchmarks; {cores} cores)"
-    )
-    if max(loads) > cores * 0.75:
-        text += (
-            ". The machine was busy with other work while this ran: wall-clock figures "
-            "are inflated; the CPU-time figures in the notes are less affected"
-        )
-    return text
+from measures.common import FULL, QUICK, Context, differences, with_overrides  # noqa: E402
+from registry import Measure, Measured, Row, check_rows, discover, show, verdict  # noqa: E402
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def parse_args(argv: list[str], measures: Sequence[Measure]) -> argparse.Namespace:
+    names = [m.section for m in measures]
     parser = argparse.ArgumentParser(
-        prog="bench/run.py", description="Measure gitvault's performance targets."
+        prog="just bench", description="Measure gitvault's performance targets."
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="small sizes for a smoke run (never writes BENCHMARKS.md)",
-    )
-    parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     parser.add_argument(
         "--only",
         action="append",
-        choices=sorted(BENCHMARKS),
+        choices=names,
         metavar="NAME",
-        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}",
+        help=f"measure only this section (repeatable): {', '.join(names)}",
     )
     parser.add_argument(
-        "--output", type=Path, help="write the report here (also for --quick / --only runs)"
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override one size (measures/common.py Sizes), e.g. vault_large=20000",
     )
-    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes for a smoke run (writes only to --output)"
+    )
+    parser.add_argument("--no-write", action="store_true", help="write no file")
+    parser.add_argument("--list", action="store_true", help="list the sections and their targets")
+    parser.add_argument("--output", type=Path, help=f"the document (default {report.DOCUMENT})")
+    parser.add_argument("--results", type=Path, help=f"the record (default {report.RESULTS})")
+    parser.add_argument("--readme", type=Path, help=f"the README (default {report.README})")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a row misses or fails")
     parser.add_argument(
         "--wait-quiet",
         type=float,
         default=0.0,
         metavar="SECONDS",
-        help="before each benchmark, wait up to SECONDS for other processes to "
-        "leave the CPUs mostly idle (≤ 15%% busy); the load is recorded either way",
+        help="before each section, wait up to SECONDS for other processes to leave the CPUs "
+        "mostly idle (≤ 15%% busy); the load average is recorded either way",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (debugging)")
     return parser.parse_args(argv)
 
 
-def _status(row: Row) -> str:
-    if row.passed is None:
-        return "skipped" if row.measured.startswith("skipped") else "—"
-    return "pass" if row.passed else "FAIL"
+def _plain(value: Any) -> Any:
+    """details made JSON-friendly: floats to 6 significant digits, tuples and sets to lists."""
+    if isinstance(value, float):
+        return value if math.isnan(value) or math.isinf(value) else float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        items = sorted(value) if isinstance(value, set) else value
+        return [_plain(v) for v in items]
+    if isinstance(value, Path):
+        return str(value)
+    return value
 
 
-def print_table(rows: list[Row], facts: list[tuple[str, str]]) -> None:
+def row_record(measure: Measure, row: Row) -> dict[str, Any]:
+    target = measure.targets.get(row.target) if row.target else None
+    shown = row.shown or (
+        show(row.value, row.unit) if row.value is not None else (row.skipped or "—")
+    )
+    return {
+        "key": row.key,
+        "metric": row.metric,
+        "value": _plain(row.value),
+        "unit": row.unit,
+        "shown": shown,
+        "target": {**target.as_json(), "text": target.text()} if target else None,
+        "result": verdict(row, measure.targets),
+        "note": row.skipped or row.note,
+        "how": row.how,
+        "details": _plain(row.details),
+    }
+
+
+def section_record(
+    measure: Measure,
+    made: list[Row] | Measured,
+    *,
+    command: str,
+    facts: dict[str, object],
+    loads: tuple[float, float],
+    date: str,
+    seconds: float,
+    sizes: dict[str, int],
+) -> dict[str, Any]:
+    """What results.json keeps of one section: everything its text is rendered from."""
+    measured = made if isinstance(made, Measured) else Measured(list(made))
+    check_rows(measure, measured.rows)
+    commit, dirty = checkout()
+    return {
+        "title": measure.title,
+        "about": measure.about,
+        "command": command,
+        "commit": commit,
+        "dirty": dirty,
+        "date": date,
+        "seconds": round(seconds, 1),
+        "machine": facts,
+        "load": {"before": _plain(loads[0]), "after": _plain(loads[1])},
+        "sizes": sizes,
+        "rows": [row_record(measure, row) for row in measured.rows],
+        "markdown": measured.markdown,
+    }
+
+
+def record(
+    measures: Sequence[Measure],
+    fresh: dict[str, dict[str, Any]],
+    *,
+    document: Path,
+    results_path: Path,
+    readme: Path | None,
+) -> None:
+    """Put the fresh section records into results.json and their sections into the document
+    (every other section kept byte for byte), then README's summary."""
+    results = report.load_results(results_path)
+    wanted = {m.section for m in measures}
+    results["sections"] = {
+        name: rec for name, rec in {**results["sections"], **fresh}.items() if name in wanted
+    }
+    results_path.write_text(report.dump_results(results), encoding="utf-8")
+    current = document.read_text(encoding="utf-8") if document.exists() else None
+    by_name = {m.section: m for m in measures}
+    text = report.splice(
+        current,
+        report.TEMPLATE.read_text(encoding="utf-8"),
+        [m.section for m in measures],
+        {name: report.render_section(name, rec) for name, rec in fresh.items()},
+        lambda name: report.section_text(by_name[name], results),
+    )
+    document.write_text(text, encoding="utf-8")
+    if readme is not None:
+        readme.write_text(
+            report.with_summary(
+                readme.read_text(encoding="utf-8"), report.render_summary(measures, results)
+            ),
+            encoding="utf-8",
+        )
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
-    info = Table(title="machine", show_header=False, box=None)
-    for key, value in facts:
-        info.add_row(key, value)
-    console.print(info)
+    colors = {"pass": "green", "miss": "bold red", "failed": "bold red", "skipped": "yellow"}
     table = Table(title="gitvault benchmarks")
-    table.add_column("metric")
-    table.add_column("measured", justify="right")
-    table.add_column("target", justify="right")
+    for name, justify in (("metric", "left"), ("measured", "right"), ("target", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
     table.add_column("result")
-    colors = {"pass": "green", "FAIL": "bold red", "skipped": "yellow", "—": "dim"}
     for row in rows:
-        status = _status(row)
+        color = colors.get(row["result"], "dim")
         table.add_row(
-            escape(row.metric),
-            escape(row.measured),
-            escape(row.target),
-            f"[{colors[status]}]{status}[/]",
+            escape(row["metric"]),
+            escape(row["shown"]),
+            escape(row["target"]["text"] if row["target"] else "—"),
+            f"[{color}]{row['result']}[/]",
         )
-    console.print(table)
-    for row in rows:
-        if row.passed is False:
-            console.print(f"[bold red]{escape(row.metric)}[/]: {escape(row.how)}", highlight=False)
+    Console().print(table)
 
 
-def render_markdown(
-    rows: list[Row], facts: list[tuple[str, str]], command: str, seconds: float
-) -> str:
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
-
-    lines = [
-        "# Benchmarks",
-        "",
-        "Recorded by the benchmark harness (`bench/run.py`); do not edit by hand, run it again.",
-        "Every figure is measured on real scratch repositories in a temp dir, through gitvault's",
-        "real paths, in one run; targets are those of issue 2 (and issue 4 for SessionStart).",
-        "",
-        "## Machine",
-        "",
-        *(f"- **{key}:** {value}" for key, value in facts),
-        "",
-        "## Results",
-        "",
-        "| metric | measured | target | result |",
-        "|---|---:|---:|---|",
-        *(
-            f"| {cell(r.metric)} | {cell(r.measured)} | {cell(r.target)} | {_status(r)} |"
-            for r in rows
-        ),
-        "",
-        "## How each row was measured",
-        "",
-    ]
-    for row in rows:
-        lines += [f"- **{row.metric}.** {row.how}", ""]
-    lines += [
-        "## Command",
-        "",
-        "```",
-        "just bench",
-        f"# = {command}",
-        "```",
-        "",
-        f"The whole run took {seconds / 60:.1f} minutes. Git was isolated as in the test suite "
-        "(`HOME` and `GIT_CONFIG_GLOBAL` in a temp dir, `GIT_CONFIG_NOSYSTEM=1`); the temp dir "
-        "was removed and no drainer was left running.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+def main(argv: list[str] | None = None, measures: Sequence[Measure] | None = None) -> int:
+    raw = sys.argv[1:] if argv is None else argv
+    measures = list(discover() if measures is None else measures)
+    args = parse_args(raw, measures)
+    if args.list:
+        for m in measures:
+            targets = "; ".join(f"{k} {t.text()}" for k, t in m.targets.items()) or "(report)"
+            print(f"{m.section:<16} {m.title} — {targets}")
+        return 0
     if importlib.util.find_spec("gitvault") is None or importlib.util.find_spec("pygit2") is None:
         print(
             f"bench: gitvault is not importable by {sys.executable}; run with the project's "
@@ -180,59 +223,61 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    sizes = QUICK if args.quick else FULL
-    names = args.only or list(BENCHMARKS)
-    command = shlex.join(
-        [Path(sys.executable).name, "bench/run.py", *(sys.argv[1:] if argv is None else argv)]
-    )
-    began = time.perf_counter()
-    rows: list[Row] = []
     try:
-        with sandbox(keep=args.keep) as box:
-            facts = machine(box.root)
-            ctx = Context(
-                box=box,
-                sizes=sizes,
-                say=lambda msg: print(
-                    f"[{time.perf_counter() - began:6.1f}s] {msg}", file=sys.stderr, flush=True
-                ),
-            )
-            loads = [load_average()]
-            for name in names:
-                busy = (
-                    wait_for_quiet(0.15, args.wait_quiet, ctx.say)
-                    if args.wait_quiet
-                    else float("nan")
-                )
-                disk = small_file_cost(box.root, 100)
-                before = load_average()
-                made = BENCHMARKS[name](ctx)
-                after = load_average()
-                loads += [before, after]
-                for row in made:
-                    row.how += (
-                        f" (Machine load during this benchmark: 1-minute load average "
-                        f"{before:.1f} → {after:.1f}"
-                        + ("" if busy != busy else f"; CPUs {busy:.0%} busy at its start")
-                        + f"; one small-file create on the scratch disk {disk * 1e6:,.0f} µs.)"
-                    )
-                rows += made
-            facts.append(("Load", _load_note(loads)))
-    except Exception:  # noqa: BLE001 - report the harness failure, leave the table untouched
-        traceback.print_exc()
-        print("bench: the harness failed; BENCHMARKS.md was not written", file=sys.stderr)
+        sizes = with_overrides(QUICK if args.quick else FULL, args.set)
+    except ValueError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
         return 2
-    seconds = time.perf_counter() - began
-    print_table(rows, facts)
-    output = args.output
-    if output is None and not (args.no_write or args.quick or args.only):
-        output = DEFAULT_OUTPUT
-    if output is not None and not args.no_write:
-        output.write_text(render_markdown(rows, facts, command, seconds), encoding="utf-8")
-        print(f"wrote {output}", file=sys.stderr)
-    else:
-        print("BENCHMARKS.md not written (--quick, --only or --no-write)", file=sys.stderr)
-    missed = [r for r in rows if r.passed is False]
+    chosen = [m for m in measures if not args.only or m.section in args.only]
+    writes = not args.no_write and (not args.quick or args.output is not None)
+    document: Path = args.output or report.DOCUMENT
+    results_path: Path = args.results or report.RESULTS
+    readme: Path | None = args.readme or (None if args.output else report.README)
+    command = shlex.join(["just", "bench", *raw])
+    began = time.perf_counter()
+    failed: list[str] = []
+    printed: list[dict[str, Any]] = []
+
+    def say(msg: str) -> None:
+        print(f"[{time.perf_counter() - began:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+    with sandbox(keep=args.keep) as box:
+        facts = machine(box.root)
+        ctx = Context(box=box, sizes=sizes, say=say)
+        for measure in chosen:
+            if args.wait_quiet:
+                wait_for_quiet(0.15, args.wait_quiet, say)
+            say(f"{measure.section}: {measure.title}")
+            date, before, start = utc_now(), load_average(), time.perf_counter()
+            try:
+                made = measure.run(ctx)
+                rec = section_record(
+                    measure,
+                    made,
+                    command=command,
+                    facts=facts,
+                    loads=(before, load_average()),
+                    date=date,
+                    seconds=time.perf_counter() - start,
+                    sizes=dict(differences(sizes)),
+                )
+            except Exception:  # noqa: BLE001 - one failed measure must not lose the others
+                traceback.print_exc()
+                say(f"{measure.section}: the measure failed; its section was left as it was")
+                failed.append(measure.section)
+                continue
+            printed += rec["rows"]
+            if writes:
+                fresh = {measure.section: rec}
+                record(measures, fresh, document=document, results_path=results_path, readme=readme)
+                say(f"{measure.section}: recorded in {document}")
+    print_rows(printed)
+    if not writes:
+        print("bench: nothing written (--no-write, or --quick without --output)", file=sys.stderr)
+    if failed:
+        print(f"bench: these measures failed: {', '.join(failed)}", file=sys.stderr)
+        return 2
+    missed = [r for r in printed if r["result"] in ("miss", "failed")]
     return 1 if args.check and missed else 0
 
 

@@ -8,16 +8,17 @@ import random
 import time
 from pathlib import Path
 
-from measures.common import Context, Row
+from registry import Measure, Row, Target
+
+from measures.common import Context
 
 SECRETS = Path(__file__).resolve().parent.parent / "secrets"
 CORPORA = (
-    ("corpus.jsonl", "dev corpus", 0.98),
-    ("corpus_heldout.jsonl", "held-out 1", 0.98),
+    ("corpus.jsonl", "dev corpus", "recall"),
+    ("corpus_heldout.jsonl", "held-out 1", "recall"),
     ("corpus_heldout2.jsonl", "held-out 2", None),  # rules were added after seeing it
 )
 NOTE_CHARS = 2048
-NOTE_BUDGET_S = 0.0003  # backfill ≥ 1,000 commits/s leaves well under 1 ms per note for this
 
 
 def _load(name: str) -> list[dict[str, str]]:
@@ -41,7 +42,7 @@ def bench_secrets(ctx: Context) -> list[Row]:
     from gitvault.memory.redact import redact_secrets
 
     rows: list[Row] = []
-    for name, label, floor in CORPORA:
+    for name, label, target in CORPORA:
         corpus = _load(name)
         missed = [r for r in corpus if r["secret"] in redact_secrets(r["text"])[0]]
         share = 1 - len(missed) / len(corpus)
@@ -49,14 +50,15 @@ def bench_secrets(ctx: Context) -> list[Row]:
         ctx.say(f"secrets: {label}: {len(corpus) - len(missed)}/{len(corpus)} redacted")
         rows.append(
             Row(
-                "secrets",
+                f"recall_{name.removesuffix('.jsonl')}",
                 f"redaction recall, {label} ({len(corpus)} fakes, {kinds} kinds)",
-                f"{share:.1%}",
-                "≥ 98 %" if floor else "(report)",
-                (share >= floor) if floor else None,
-                f"bench/secrets/{name}: a sample is caught when its secret is gone from "
-                "redact_secrets(text)",
-                {"missed": [r["kind"] for r in missed]},
+                share * 100,
+                "%",
+                shown=f"{share * 100:.1f} % ({len(corpus) - len(missed)}/{len(corpus)})",
+                target=target,
+                how=f"bench/secrets/{name}: a sample is caught when its secret is gone from "
+                "redact_secrets(text).",
+                details={"missed": [r["kind"] for r in missed]},
             )
         )
 
@@ -69,29 +71,29 @@ def bench_secrets(ctx: Context) -> list[Row]:
     rate = changed / len(texts)
     rows.append(
         Row(
-            "secrets",
+            "false_positives",
             f"redaction false positives on real history ({len(texts):,} entries)",
-            f"{rate:.2%} ({changed})",
-            "≤ 0.5 %",
-            rate <= 0.005,
-            "bench/secrets/benign.jsonl: changelog and commit-message entries whose text changed "
-            "or that reported a redaction",
-            {"changed": changed},
+            rate * 100,
+            "%",
+            shown=f"{rate * 100:.2f} % ({changed})",
+            target="false_positives",
+            how="bench/secrets/benign.jsonl: changelog and commit-message entries whose text "
+            "changed or that reported a redaction.",
+            details={"changed": changed},
         )
     )
     rows.append(
         Row(
-            "secrets",
+            "speed",
             "redaction speed on real history",
-            f"{lines / cpu:,.0f} lines/s",
-            "(report)",
-            None,
-            f"{lines:,} lines in {len(texts):,} entries, each passed whole; CPU time "
-            f"(wall {lines / wall:,.0f} lines/s)",
+            lines / cpu,
+            "lines/s",
+            how=f"{lines:,} lines in {len(texts):,} entries, each passed whole; CPU time "
+            f"(wall {lines / wall:,.0f} lines/s).",
         )
     )
 
-    count = 100 if ctx.sizes.repeats == 1 else 500
+    count = ctx.sizes.redact_notes
     notes = _notes(benign, count)
     cpu_runs, wall_runs = [], []
     for _ in range(3):
@@ -103,14 +105,39 @@ def bench_secrets(ctx: Context) -> list[Row]:
     per_note = min(cpu_runs)
     rows.append(
         Row(
-            "secrets",
+            "per_note",
             "redaction per 2 KB commit note",
-            f"{per_note * 1000:.3f} ms",
-            "< 0.3 ms",
-            per_note < NOTE_BUDGET_S,
-            f"{count} notes of {NOTE_CHARS:,} characters made of benign entries; best of 3 "
-            f"CPU times (wall {min(wall_runs) * 1000:.3f} ms)",
-            {"cpu_s": cpu_runs, "wall_s": wall_runs},
+            per_note * 1000,
+            "ms",
+            shown=f"{per_note * 1000:.3f} ms",
+            target="per_note",
+            how=f"{count} notes of {NOTE_CHARS:,} characters made of benign entries; best of 3 "
+            f"CPU times (wall {min(wall_runs) * 1000:.3f} ms).",
+            details={"cpu_s": cpu_runs, "wall_s": wall_runs},
         )
     )
     return rows
+
+
+MEASURES = (
+    Measure(
+        section="secrets",
+        title="Secret redaction",
+        run=bench_secrets,
+        targets={
+            "recall": Target(">=", 98, "%"),
+            "false_positives": Target("<=", 0.5, "%"),
+            # backfill at ≥ 1,000 commits/s leaves well under 1 ms per note for redaction
+            "per_note": Target("<", 0.3, "ms"),
+        },
+        about="What `gitvault.memory.redact.redact_secrets` does to the corpora in "
+        "bench/secrets/ (fake credentials of many kinds in realistic text; real changelog and "
+        "commit-message entries that must survive). The held-out figures are not unbiased: the "
+        "rules were generalised after the first frozen run on held-out 1, and rules were added "
+        "after held-out 2 was measured once; a held-out set written by someone else is the next "
+        "real estimate. How third-party detectors compare on the same corpora: "
+        "bench/secrets/README.md and bench/secrets/evaluate.py.",
+        summary=("recall_corpus", "false_positives"),
+        order=80,
+    ),
+)

@@ -1,5 +1,5 @@
-"""7. `gitvault sync`: 100 new notes into a 100k-note vault through a local bare remote, and
-ten clones syncing at once against one remote."""
+"""`gitvault sync`: 100 new notes into a 100k-note vault through a local bare remote, and ten
+clones syncing at once against one remote."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness import git, git_out
+from registry import Measure, Row, Target
 from repogen import HistorySpec, build_history, fake_notes, populate_vault
 
-from measures.common import Context, Row, install
+from measures.common import Context, install, vault_ref
 
 NEW_NOTES = 100
 CLONES = 10
-TARGET_S = 2.0
 
 
 def _gitvault(args: list[str], cwd: Path) -> tuple[float, dict[str, object]]:
@@ -40,7 +40,7 @@ def _new_notes(repo: Path, count: int, seed: int) -> None:
 
 
 def bench_sync(ctx: Context) -> list[Row]:
-    size = ctx.sizes.vault_large
+    size = ctx.sizes.sync_vault
     remote = ctx.box.repo_dir("sync-remote.git")
     remote.mkdir(parents=True)
     git(["init", "-q", "--bare", "-b", "main"], remote)
@@ -66,9 +66,10 @@ def bench_sync(ctx: Context) -> list[Row]:
     _new_notes(a, NEW_NOTES, seed=501)
     push_s, pushed = _gitvault(["sync"], a)
     _new_notes(b, 1, seed=502)
-    tips = git_out(["rev-parse", "vault"], b)
+    ref = vault_ref(b)
+    tips = git_out(["rev-parse", ref], b)
     merge_s, merged = _gitvault(["sync"], b)
-    assert merged["pushed"] and tips != git_out(["rev-parse", "vault"], b)
+    assert merged["pushed"] and tips != git_out(["rev-parse", ref], b)
     idle_s, idle = _gitvault(["sync"], b)
     assert not idle["pushed"] and not idle["committed"]
     objects = git_out(["count-objects", "-v"], b)
@@ -84,14 +85,23 @@ def bench_sync(ctx: Context) -> list[Row]:
     )
     rows = [
         Row(
-            "sync",
+            "merge",
             f"Sync of {NEW_NOTES} new notes into a {size:,}-note vault (local remote)",
-            f"{merge_s:.2f} s (push side {push_s:.2f} s, nothing new {idle_s:.2f} s)",
-            f"≤ {TARGET_S:.0f} s",
-            merge_s <= TARGET_S and push_s <= TARGET_S,
-            how,
-            {"merge_s": merge_s, "push_s": push_s, "idle_s": idle_s, "pushed": pushed},
-        )
+            merge_s,
+            "s",
+            shown=f"{merge_s:.2f} s (nothing new {idle_s:.2f} s)",
+            target="sync",
+            how=how,
+            details={"merge_s": merge_s, "push_s": push_s, "idle_s": idle_s, "pushed": pushed},
+        ),
+        Row(
+            "push",
+            f"Sync pushing {NEW_NOTES} new notes to a {size:,}-note vault (local remote)",
+            push_s,
+            "s",
+            target="sync",
+            how="Clone A's side of the row above.",
+        ),
     ]
     rows.append(_concurrent(ctx))
     return rows
@@ -124,7 +134,7 @@ def _concurrent(ctx: Context) -> Row:
     attempts = [int(str(data["attempts"])) for _, data in results]
     for repo in clones:
         _gitvault(["sync"], repo)
-    trees = {git_out(["rev-parse", "vault^{tree}"], repo) for repo in clones}
+    trees = {git_out(["rev-parse", f"{vault_ref(repo)}^{{tree}}"], repo) for repo in clones}
     converged = len(trees) == 1
     how = (
         f"{CLONES} clones of one local bare remote, each with 3 notes of its own, run "
@@ -133,11 +143,41 @@ def _concurrent(ctx: Context) -> Row:
         f"sync each, {'every clone has the same vault tree' if converged else 'trees differ'}."
     )
     return Row(
-        "sync",
-        f"{CLONES} clones syncing concurrently against one remote",
-        f"converged; max {max(attempts)} attempts, {wall:.2f} s",
-        f"all converge within {PUSH_ATTEMPTS} attempts",
-        converged and max(attempts) <= PUSH_ATTEMPTS,
-        how,
-        {"attempts": attempts, "wall_s": wall},
+        "concurrent",
+        f"{CLONES} clones syncing concurrently against one remote: most attempts by one clone",
+        max(attempts),
+        "attempts",
+        shown=f"{max(attempts)} attempts ({'converged' if converged else 'NOT converged'}, "
+        f"{wall:.2f} s)",
+        target="attempts",
+        valid=converged,
+        note="" if converged else "the clones' vault trees differ",
+        how=how,
+        details={"attempts": attempts, "wall_s": wall},
     )
+
+
+def _attempt_bound() -> float:
+    from gitvault.sync.run import PUSH_ATTEMPTS
+
+    return float(PUSH_ATTEMPTS)
+
+
+MEASURES = (
+    Measure(
+        section="sync",
+        title="Team memory: sync",
+        run=bench_sync,
+        targets={
+            "sync": Target("<=", 2, "s"),
+            # every clone converges within the retry bound gitvault itself enforces
+            "attempts": Target("<=", _attempt_bound(), "attempts"),
+        },
+        about="`gitvault sync` through a local bare remote (receive.denyNonFastForwards): fetch "
+        "into a tracking ref, validation of what arrived against its schema and path, a merge "
+        "commit with both parents, a push that is never forced and is retried when the remote "
+        "moved. Only new objects travel: no repack, no rewritten history.",
+        summary=("merge",),
+        order=100,
+    ),
+)
