@@ -9,12 +9,11 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 
-from gitvault import launcher
 from gitvault.agents import agentfiles, sentinel
 from gitvault.errors import GitvaultError, Refused
 from gitvault.notes import shims
 from gitvault.resolve import Location
-from gitvault.vault import layout
+from gitvault.vault import launcher, layout
 from gitvault.vault.config import initial_files, parse_vault_toml
 from gitvault.vault.files import atomic_write
 from gitvault.vault.store import Vault, state_dir

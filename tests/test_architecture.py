@@ -18,7 +18,7 @@ LAYERS = {
     "notes": {"vault", "memory"},  # memory: redaction and fences only
     "memory": {"vault"},
     "fold": {"vault", "notes", "memory"},
-    "agents": {"vault", "notes", "memory", "fold", "launcher"},
+    "agents": {"vault", "notes", "memory", "fold"},
     "sync": {"vault", "notes", "memory"},
 }
 LAYOUT_NAMES = ("_master.md", "vault.toml", "sessions", "notes", "patterns")

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitvault import launcher
 from gitvault.agents import texts
 from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.resources import hook_template
+from gitvault.vault import launcher
 from gitvault.vault.files import atomic_write
 
 # How gitvault's own hook entries are recognised: the stable entry, and the module path that
@@ -48,7 +48,7 @@ class ClaudeReport:
 def hook_command(event: str) -> str:
     """Shell command for a hook: the repository's launcher, else gitvault-hook on PATH, else
     nothing (exit 0): a missing tool must never break a session."""
-    return launcher.shell_command(f"claude {event}")
+    return launcher.shell_command(f"claude {event}", "CLAUDE_PROJECT_DIR")
 
 
 def _wanted_hooks() -> dict[str, list[dict[str, Any]]]:

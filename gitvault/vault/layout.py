@@ -72,7 +72,7 @@ def tracking_ref(remote: str) -> str:
 
 
 # -- gitvault's own folder in the common git dir (not on the branch) ----------------------------
-LAUNCHER = "bin/gitvault-hook"  # which gitvault this repository's hooks run (gitvault.launcher)
+LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (gitvault.vault.launcher)
 # What the last fold attempt left: items waiting and why, the last failure and its fix. Written
 # by gitvault.fold.run; read by status and by recall (plain json, no pygit2 on the hook path).
 FOLD_STATE = "fold-state.json"

@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gitvault import launcher
 from gitvault.errors import Refused
 from gitvault.resolve import Location
-from gitvault.vault import layout
+from gitvault.vault import launcher, layout
 from gitvault.vault.files import atomic_write
 
 EVENTS = ("session-start", "turn-end", "pre-compact", "session-end")

@@ -68,9 +68,10 @@ def install(loc: Location) -> list[str]:
     return [f"pointed {where} at this gitvault"]
 
 
-def shell_command(args: str, project_var: str = "CLAUDE_PROJECT_DIR") -> str:
+def shell_command(args: str, project_var: str) -> str:
     """A shell command line running `gitvault-hook ARGS` from a hook an agent runs in the
-    project: the repository's launcher first, else gitvault-hook on PATH, else nothing (a
+    project (found from the variable the agent sets to the project folder, else the current
+    one): the repository's launcher first, else gitvault-hook on PATH, else nothing (a
     missing tool must never break a session). Names no machine-specific path."""
     common = (
         f'd=$(git -C "${{{project_var}:-.}}" rev-parse --path-format=absolute '
