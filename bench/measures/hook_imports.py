@@ -114,7 +114,7 @@ def installed_commands(repo: Path) -> dict[tuple[str, str], tuple[str, str]]:
     """(agent, canonical event) → (shell command, project variable), read from the settings
     files `gitvault install` wrote for every adapter."""
     from gitvault.agents.adapters import ADAPTERS
-    from gitvault.launcher import ENTRY
+    from gitvault.vault.launcher import ENTRY
 
     found: dict[tuple[str, str], tuple[str, str]] = {}
     for name, adapter in ADAPTERS.items():
