@@ -35,6 +35,11 @@ bench *args:
 bench-fold *args:
     {{python}} bench/fold_quality.py {{args}}
 
+# Replay real histories (shared/histories/*.bundle; git/git from $GITVAULT_BENCH_GIT) through
+# gitvault's commands and score digest truth, search and cost against git itself (not a test).
+bench-real *args:
+    {{python}} -m bench.real {{args}}
+
 # The whole loop on a scratch repository, offline.
 demo:
     {{python}} -m gitvault demo

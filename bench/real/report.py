@@ -1,0 +1,220 @@
+"""What a run gives back: the plain-text table printed to stdout, markdown rows for
+BENCHMARKS.md (`markdown_rows`, `markdown`), and the JSON results (the dict itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bench.real.queries import KINDS
+
+TARGETS = {
+    "truth": "≥ 95 % of ≥ 15 checkable lines",
+    "known": "hit@3 ≥ 0.95",
+    "question": "hit@3 ≥ 0.60 and above git log",
+    "incremental_fold": "≤ 1 s, ≤ 200 MB (git/git)",
+    "first_fold": "≤ 15 s, ≤ 400 MB (git/git)",
+    "backfill": "≥ 1,500 commits/s, ≤ 200 MB (git/git)",
+    "index": "≤ 40 MB, built in ≤ 5 s (git/git)",
+    "warm_search": "≤ 100 ms median",
+}
+
+
+def _f(value: object, fmt: str = "{:.2f}", none: str = "—") -> str:
+    if value is None:
+        return none
+    if isinstance(value, int | float):
+        return fmt.format(value)
+    return str(value)
+
+
+def _get(d: object, *keys: str) -> object:
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def search_kinds(h: dict[str, object]) -> list[str]:
+    kinds = _get(h, "search", "kinds")
+    if not isinstance(kinds, dict):
+        return []
+    order = [*KINDS, "question", "question-held-out"]
+    return [k for k in order if k in kinds] + sorted(k for k in kinds if k not in order)
+
+
+def rows(results: dict[str, object]) -> list[tuple[str, str, str, str, str]]:
+    """(history, metric, gitvault, baseline, target) for every figure of the run."""
+    out: list[tuple[str, str, str, str, str]] = []
+    histories = results.get("histories", {})
+    assert isinstance(histories, dict)
+    for name, h in histories.items():
+        if not isinstance(h, dict):
+            continue
+        if h.get("status") != "measured":
+            out.append((name, str(h.get("status")), str(h.get("reason", ""))[:200], "", ""))
+            continue
+        t = h.get("truth", {})
+        out.append(
+            (
+                name,
+                "digest truth: pass rate (checkable lines)",
+                f"{_f(_get(t, 'pass_rate'), '{:.0%}')} of {_get(t, 'checkable')}"
+                f" ({_get(t, 'unverified')} unverified)",
+                "",
+                TARGETS["truth"],
+            )
+        )
+        classes = _get(t, "failure_classes")
+        if isinstance(classes, dict) and classes:
+            listing = ", ".join(f"{k} {v}" for k, v in classes.items())
+            out.append((name, "digest truth: failing lines by rule", listing, "", ""))
+        verify = h.get("verify", {})
+        if isinstance(verify, dict) and "lines" in verify:
+            out.append(
+                (
+                    name,
+                    "verify vs the judge (lines agreeing)",
+                    f"{verify.get('agree')} of {verify.get('lines')}; verify flags "
+                    f"{verify.get('flagged')}, misses {verify.get('judge_fail_verify_ok')}",
+                    "",
+                    "",
+                )
+            )
+        for kind in search_kinds(h):
+            k = _get(h, "search", "kinds", kind)
+            gv, base = _get(k, "gitvault"), _get(k, "baseline")
+            note = ""
+            if _get(gv, "errors"):
+                note = f"; {_get(gv, 'errors')} refused by the CLI"
+            if _get(gv, "hits_via_merge"):
+                note += f"; {_get(gv, 'hits_via_merge')} via a merge"
+            target = TARGETS["question"] if kind.startswith("question") else TARGETS["known"]
+            out.append(
+                (
+                    name,
+                    f"search {kind} (n={_get(gv, 'n')}): hit@3 / MRR",
+                    f"{_f(_get(gv, 'hit3'))} / {_f(_get(gv, 'mrr'))}{note}",
+                    f"{_f(_get(base, 'hit3'))} / {_f(_get(base, 'mrr'))}",
+                    target,
+                )
+            )
+        c = h.get("cost", {})
+        b = _get(c, "backfill")
+        out.append(
+            (
+                name,
+                "backfill: commits/s, peak RSS",
+                f"{_f(_get(b, 'commits_per_s'), '{:,.0f}')} /s,"
+                f" {_f(_get(b, 'peak_rss_mb'), '{:.0f}')} MB"
+                f" ({_f(_get(b, 'notes'), '{:,}')} notes in {_f(_get(b, 'seconds'), '{:.1f}')} s)",
+                "",
+                TARGETS["backfill"],
+            )
+        )
+        for key, label in (
+            ("first_fold", "first fold"),
+            ("incremental_fold", "incremental fold (20 commits)"),
+        ):
+            f = _get(c, key)
+            out.append(
+                (
+                    name,
+                    f"{label}: time, peak RSS",
+                    f"{_f(_get(f, 'seconds'))} s, {_f(_get(f, 'peak_rss_mb'), '{:.0f}')} MB"
+                    f" ({_f(_get(f, 'items'), '{:,}')} items)",
+                    "",
+                    TARGETS[key],
+                )
+            )
+        s = _get(c, "first_search")
+        w = _get(c, "warm_search")
+        out.append(
+            (
+                name,
+                "index: size, first search (builds it)",
+                f"{_f(_get(s, 'index_bytes'), '{:,}')} B, {_f(_get(s, 'seconds'))} s,"
+                f" {_f(_get(s, 'peak_rss_mb'), '{:.0f}')} MB",
+                "",
+                TARGETS["index"],
+            )
+        )
+        out.append(
+            (
+                name,
+                "bytes per note after git gc",
+                _f(_get(c, "gc", "bytes_per_note"), "{:,.0f} B"),
+                "",
+                "",
+            )
+        )
+        median = _get(w, "median_seconds")
+        floor = _get(w, "cli_floor_seconds")
+        median_ms = median * 1000 if isinstance(median, float) else None
+        floor_ms = floor * 1000 if isinstance(floor, float) else None
+        out.append(
+            (
+                name,
+                f"warm search through the CLI (median of {_get(w, 'runs')})",
+                f"{_f(median_ms, '{:.0f}')} ms (`gitvault --version`: {_f(floor_ms, '{:.0f}')} ms)",
+                "",
+                TARGETS["warm_search"],
+            )
+        )
+        loads = h.get("load_average", {})
+        if isinstance(loads, dict) and loads:
+            out.append(
+                (
+                    name,
+                    "1-min load average during the run",
+                    f"{min(loads.values()):.1f}–{max(loads.values()):.1f}",
+                    "",
+                    "",
+                )
+            )
+    return out
+
+
+def table(results: dict[str, object]) -> str:
+    header = ("history", "metric", "gitvault", "git log baseline", "target")
+    body = rows(results)
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(5)]
+    widths = [min(w, 70) for w in widths]
+
+    def line(r: Iterable[str]) -> str:
+        return "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+
+    out = [line(header), line("-" * w for w in widths)]
+    out += [line(r) for r in body]
+    return "\n".join(out)
+
+
+def failing_lines(results: dict[str, object]) -> str:
+    """Every failing (and unverified) digest line with its reasons."""
+    out = []
+    histories = results.get("histories", {})
+    assert isinstance(histories, dict)
+    for name, h in histories.items():
+        lines = _get(h, "truth", "lines")
+        if not isinstance(lines, list):
+            continue
+        for v in lines:
+            if v["status"] == "pass":
+                continue
+            why = "; ".join(v["reasons"]) or "; ".join(v["unverified"])
+            out.append(f"{name} {v['status'].upper()} [{v['category']} / {v['kind']}] {v['line']}")
+            out.append(f"    {why}")
+    return "\n".join(out)
+
+
+def markdown_rows(results: dict[str, object]) -> list[str]:
+    """The table as markdown rows (| history | metric | gitvault | git log | target |)."""
+    return ["| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |" for r in rows(results)]
+
+
+def markdown(results: dict[str, object]) -> str:
+    head = [
+        "| history | metric | gitvault | `git log -i --grep` baseline | target |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    return "\n".join(head + markdown_rows(results))
