@@ -272,3 +272,39 @@ def test_digest_lines_skip_front_matter_placeholders_and_cut_markers() -> None:
         "## Gotchas\n- one (c:abc1234)\n- [… 3 more lines cut to fit]\n"
     )
     assert digest_lines(text) == [("Gotchas", "- one (c:abc1234)")]
+
+
+def test_a_revert_named_only_by_its_subject_is_found(tmp_path: Path) -> None:
+    b = Builder(tmp_path)
+    b.commit("colours", "Add colours", {"colours.txt": "red\n"})
+    b.commit("revert", 'Revert "Add colours"', {"colours.txt": None})
+    h = History.load("subject-revert", tmp_path, dict(os.environ))
+    assert h.reverts[b.shas["revert"]] == [b.shas["colours"]]
+    alone = judge_line(h, f'- Reverted: "Add colours" (c:{b.short("revert")})')
+    failed = {c.rule: c.detail for c in alone.checks if not c.ok}
+    assert b.shas["colours"][:10] in failed["revert-cites-original"]
+    both = judge_line(
+        h, f'- Reverted: "Add colours" (c:{b.short("revert")}, c:{b.short("colours")})'
+    )
+    assert both.status == "pass", both.reasons
+
+
+def test_a_pre_release_tag_does_not_hide_the_release(tmp_path: Path) -> None:
+    b = Builder(tmp_path)
+    b.commit("one", "First", {"a.txt": "1\n"})
+    b.tag("v1.0", "one")
+    b.commit("two", "Second", {"a.txt": "2\n"})
+    b.tag("v1.1-rc1", "two")
+    h = History.load("tags", tmp_path, dict(os.environ))
+    assert [t.name for t in h.tags] == ["v1.1-rc1", "v1.0"]
+    assert judge_line(h, f"- The latest release is v1.0 (c:{b.short('one')})").status == "pass"
+    assert judge_line(h, f"- The latest release is v1.1-rc1 (c:{b.short('two')})").status == "pass"
+    assert judge_line(h, f"- The latest release is v0.9 (c:{b.short('one')})").status == "fail"
+
+
+def test_at_least_n_is_true_of_a_larger_count(repo: tuple[Builder, History]) -> None:
+    b, h = repo
+    cite = b.short("fix2")
+    assert judge_line(h, f"- src/app/core.py needed at least 1 fixes (c:{cite})").status == "pass"
+    assert judge_line(h, f"- src/app/core.py needed 1 fixes (c:{cite})").status == "pass"  # ±2
+    assert judge_line(h, f"- src/app/core.py needed at least 9 fixes (c:{cite})").status == "fail"
