@@ -5,63 +5,15 @@ and the foundation tests get a factory of real temporary repositories with gitva
 from __future__ import annotations
 
 import os
-import pwd
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Repo, make_repo
 
-# The real home, read from the password database (HOME itself is replaced below).
-REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
-# Files a careless test (or gitvault bug) could write to in the real home.
-WATCHED = (
-    ".gitconfig",
-    ".config/git/config",
-    ".config/git",
-    ".gitvault",
-    ".config/gitvault",
-    ".claude.json",
-    ".claude/settings.json",
-)
-# Variables git exports to hooks or that users set to redirect git: a test must start clean.
-_GIT_LOCATION_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_CONFIG",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_TRACE",
-)
-
-
-def _snapshot_real_home() -> dict[str, tuple[int, int] | None]:
-    out: dict[str, tuple[int, int] | None] = {}
-    for rel in WATCHED:
-        path = REAL_HOME / rel
-        try:
-            st = path.stat()
-        except OSError:
-            out[rel] = None
-        else:
-            out[rel] = (st.st_mtime_ns, st.st_size)
-    return out
+from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
+from tests.support.repos import Repo, make_repo
 
 
 @pytest.fixture(autouse=True)
@@ -85,15 +37,15 @@ def isolated_home(
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
-    for var in _GIT_LOCATION_VARS:
+    for var in GIT_LOCATION_VARS:
         monkeypatch.delenv(var, raising=False)
     for var in list(os.environ):
         if var.startswith("GITVAULT_"):
             monkeypatch.delenv(var, raising=False)
-    before = _snapshot_real_home()
+    before = snapshot_real_home()
     yield home
     assert os.environ.get("HOME") == str(home), "a test changed HOME back to a real location"
-    after = _snapshot_real_home()
+    after = snapshot_real_home()
     changed = [rel for rel in WATCHED if before[rel] != after[rel]]
     assert not changed, f"a test wrote to the real home {REAL_HOME}: {changed}"
 

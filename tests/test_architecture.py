@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "gitvault"
+from tests.support.paths import ROOT
+
+PACKAGE = ROOT / "gitvault"
 SUBPACKAGES = ("vault", "notes", "memory", "fold", "agents", "sync", "commands")
 # What each layer may import from gitvault (besides itself and the always-allowed modules).
 ALWAYS = {"gitvault", "gitvault.errors", "gitvault.resolve", "gitvault.resources"}

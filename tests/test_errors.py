@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import (
+
+from tests.support.repos import (
     Repo,
     cli,
     fast_history,

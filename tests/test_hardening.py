@@ -7,7 +7,6 @@ import json
 import subprocess
 
 import pytest
-from helpers import Repo, validate_note
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from gitvault.notes import quarantine
 from gitvault.notes.commits import CommitInfo, FileStat
 from gitvault.notes.render import NoteContext, note_write, render
 from gitvault.vault import frontmatter, schemas
+from tests.support.repos import Repo, validate_note
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # Any Unicode (lone surrogates included), weighted towards line breaks and key-like text.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import Repo
+from tests.support.repos import Repo
 
 STATUS_KEYS = {
     "repository",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import REAL_HOME, _snapshot_real_home
-from helpers import git
+from tests.support.home import REAL_HOME, snapshot_real_home
+from tests.support.repos import git
 
 
 def test_home_and_global_git_config_are_private(isolated_home: Path, tmp_path: Path) -> None:
@@ -15,10 +15,10 @@ def test_home_and_global_git_config_are_private(isolated_home: Path, tmp_path: P
     assert os.environ["GIT_CONFIG_NOSYSTEM"] == "1"
     assert not any(v.startswith("GITVAULT_") for v in os.environ)
     assert "GIT_DIR" not in os.environ and "GIT_INDEX_FILE" not in os.environ
-    before = _snapshot_real_home()
+    before = snapshot_real_home()
     git(tmp_path, "config", "--global", "guard.probe", "written")
     assert git(tmp_path, "config", "--global", "--get", "guard.probe") == "written"
     assert "[guard]\n\tprobe = written" in (isolated_home / ".gitconfig").read_text()
     assert git(tmp_path, "config", "--global", "--get", "user.name") == "Test Dev"
     assert Path("~").expanduser() == isolated_home
-    assert _snapshot_real_home() == before, "the real home's git config was not touched"
+    assert snapshot_real_home() == before, "the real home's git config was not touched"

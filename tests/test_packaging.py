@@ -12,9 +12,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import git
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+from tests.support.repos import git
+
 SOURCES = ("pyproject.toml", "README.md", "gitvault")
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import Repo, cli, cli_proc, validate_note
 
 from gitvault.errors import NotARepository
 from gitvault.resolve import resolve
+from tests.support.repos import Repo, cli, cli_proc, validate_note
 
 
 def test_five_worktrees_resolve_to_one_vault_with_notes_from_all(repo: Repo) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from helpers import Repo
+from tests.support.repos import Repo
 
 
 def _warnings(repo: Repo) -> list[str]:

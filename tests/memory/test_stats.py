@@ -1,0 +1,129 @@
+"""`gitvault stats` and `gitvault status --line` (plain git; STALE when the digest is behind)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from gitvault.memory import stats
+from gitvault.resolve import resolve
+from gitvault.vault import layout
+from tests.support.memory import cli_in, session_text, set_config
+from tests.support.repos import PYTHON, Repo
+
+
+def test_stats_counts_sizes_and_ratio(repo: Repo) -> None:
+    for i in range(3):
+        repo.commit(f"feat: thing {i}")
+    assert cli_in(repo, "save", stdin=session_text("Stats session")).code == 0
+    before = cli_in(repo, "stats", "--json").json("stats")
+    assert before["notes"] == 3 and before["sessions"] == 1 and before["folds"] == 0
+    assert before["pending"] == 4 and before["compression_ratio"] is None
+    assert before["raw_chars"] > 0 and before["recall_chars"] > 0
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    after = cli_in(repo, "stats", "--json").json("stats")
+    assert after["folds"] == 1 and after["pending"] == 0
+    assert after["digest_chars"] > 0
+    assert after["compression_ratio"] == round(after["raw_chars"] / after["digest_chars"], 1)
+    assert after["estimated_tokens"]["raw"] == after["raw_chars"] // 4
+    assert after["digest_age_seconds"] is not None and after["digest_age_seconds"] < 600
+    text = cli_in(repo, "stats")
+    assert text.code == 0 and "compression" in text.out and "notes" in text.out
+
+
+def test_fold_spend_is_read_from_the_budget_file(repo: Repo) -> None:
+    import time
+
+    (repo.state_dir / stats.BUDGET_FILE).write_text(
+        json.dumps({"date": time.strftime("%Y-%m-%d"), "chars": 1200, "total": 50_000})
+    )
+    data = cli_in(repo, "stats", "--json").json("stats")
+    assert data["fold_chars_today"] == 1200 and data["fold_chars_total"] == 50_000
+    from gitvault.fold import run
+
+    assert run.BUDGET_FILE == stats.BUDGET_FILE  # one file, two readers
+
+
+def test_line_is_short_and_turns_stale_on_items_days_or_failure(repo: Repo) -> None:
+    loc = resolve(repo.path)
+    repo.commit("feat: one")
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    fresh = stats.status_line(loc)
+    assert not fresh.stale and fresh.text.startswith("gitvault: digest") and len(fresh.text) < 80
+    set_config(repo, "status", stale_items=2, stale_days=3)
+    for i in range(3):
+        repo.commit(f"feat: more {i}")
+    many = stats.status_line(loc)
+    assert many.stale and "3 unfolded" in many.text, many
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    repo.commit("feat: one more")
+    later = stats.status_line(loc, now=__import__("time").time() + 5 * 86400)
+    assert later.stale and "old" in later.text, later
+    assert not stats.status_line(loc).stale
+    (repo.state_dir / layout.FOLD_STATE).write_text(
+        json.dumps({"failure": {"merger": "claude", "message": "not found"}})
+    )
+    failed = stats.status_line(loc)
+    assert failed.stale and "last fold failed (claude)" in failed.text
+
+
+def _line_proc(
+    cwd: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = dict(os.environ)
+    full.update(env or {})
+    return subprocess.run(
+        [PYTHON, "-m", "gitvault", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=60,
+    )
+
+
+def test_status_line_as_claude_code_runs_it(repo: Repo, tmp_path: Path) -> None:
+    repo.commit("feat: something")
+    sub = repo.path / "deep" / "dir"
+    sub.mkdir(parents=True)
+    payload = json.dumps(
+        {"session_id": "x", "cwd": str(sub), "workspace": {"project_dir": str(repo.path)}}
+    )
+    # Claude Code runs the command with JSON on stdin, from anywhere.
+    proc = _line_proc(tmp_path, "status", "--line", stdin=payload)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("gitvault: ") and proc.stdout.count("\n") == 1
+    # From a subdirectory, with no stdin (a shell prompt), and --repo after the command.
+    assert _line_proc(sub, "status", "--line", stdin="").stdout == proc.stdout
+    assert _line_proc(tmp_path, "status", "--line", "--repo", str(repo.path)).stdout == proc.stdout
+    data = json.loads(_line_proc(sub, "status", "--line", "--json", stdin="").stdout)
+    assert data["gitvault"] == 1 and data["kind"] == "status-line"
+    # Outside any repository: nothing at all (a prompt stays clean), exit 0.
+    outside = _line_proc(tmp_path, "status", "--line", stdin="")
+    assert outside.returncode == 0 and outside.stdout == ""
+    # In a repository without gitvault: nothing either.
+    subprocess.run(["git", "init", "-q", str(tmp_path / "plain")], check=True)
+    plain = _line_proc(tmp_path / "plain", "status", "--line", stdin="")
+    assert plain.returncode == 0 and plain.stdout == ""
+
+
+def test_status_line_never_loads_typer_or_pygit2(repo: Repo) -> None:
+    code = (
+        "import sys; sys.argv = ['gitvault', 'status', '--line']\n"
+        "try:\n    import gitvault.cli\nexcept SystemExit:\n    pass\n"
+        "bad = [m for m in ('typer', 'rich', 'pygit2') if m in sys.modules]\n"
+        "sys.stderr.write(repr(bad))\n"
+    )
+    proc = subprocess.run(
+        [PYTHON, "-c", code], cwd=repo.path, capture_output=True, text=True, timeout=60
+    )
+    assert proc.stderr.strip() == "[]", proc.stderr
+    assert proc.stdout.startswith("gitvault")
+
+
+def test_status_line_in_process_through_typer(repo: Repo) -> None:
+    result = cli_in(repo, "status", "--line")
+    assert result.code == 0 and result.out.startswith("gitvault")
