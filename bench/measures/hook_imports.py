@@ -202,6 +202,7 @@ def bench_hook_imports(ctx: Context) -> list[Row]:
         imports_us: list[int] = []
         heavy: set[str] = set()
         gitvault_modules = modules = 0
+        names: list[str] = []
         outputs: list[bytes] = []
         for _ in range(runs_n):
             _, proc = _run(["sh", "-c", command], repo, session(), {**env, **profiled})
@@ -211,6 +212,7 @@ def bench_hook_imports(ctx: Context) -> list[Row]:
             heavy |= {m for m in new if m.split(".")[0] in HEAVY}
             gitvault_modules = sum(1 for m in new if m.split(".")[0] == "gitvault")
             modules = len(new)
+            names = sorted(new)
             outputs.append(proc.stdout)
         hook_s: list[float] = []
         python_s: list[float] = []
@@ -255,6 +257,7 @@ def bench_hook_imports(ctx: Context) -> list[Row]:
                     "heavy": sorted(heavy),
                     "modules": modules,
                     "gitvault_modules": gitvault_modules,
+                    "imported": names,  # what to diff between two runs
                 },
             )
         )
