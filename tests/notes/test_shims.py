@@ -16,7 +16,14 @@ import pytest
 from gitvault.notes import shims as githooks
 from gitvault.resources import data_root
 from gitvault.vault.locking import file_lock
-from tests.support.repos import Repo, drainer_pids, git, read_only_mount_unavailable, wait_until
+from tests.support.repos import (
+    Repo,
+    drainer_pids,
+    git,
+    live_lock,
+    read_only_mount_unavailable,
+    wait_until,
+)
 
 SHIMS = ("post-commit", "post-merge", "post-rewrite")
 
@@ -285,18 +292,16 @@ def test_commit_succeeds_when_the_spool_cannot_be_written(repo: Repo) -> None:
 
 
 def test_commit_succeeds_when_the_vault_cannot_be_written(repo: Repo) -> None:
-    # The vault ref is locked by someone else for good: the drainer gives up after its
+    # Another writer holds the vault ref's lock for as long as the commit takes (a live lock,
+    # never old enough to count as left by a killed writer): the drainer gives up after its
     # bounded retries, the commit is unaffected, the failure is logged.
     lock = repo.common_dir / "refs" / "heads" / f"{repo.branch_name}.lock"
-    lock.write_text("")
-    try:
+    with live_lock(lock):
         proc = repo.run(
             "commit", "-q", "--allow-empty", "-m", "vault locked", check=False, timeout=120
         )
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr == b""
-    finally:
-        lock.unlink()
     sha = repo.head()
     assert sha not in repo.note_paths()
     failures = repo.gv("status", "--json").json("status")["recent_failures"]

@@ -9,8 +9,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,28 @@ def wait_until(predicate: Any, timeout: float = WAIT_SECONDS, what: str = "condi
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def live_lock(path: Path, *, refresh_seconds: float = 0.5) -> Iterator[Path]:
+    """A lock file held by a writer that is still running: its mtime is kept current, so
+    gitvault's rule that an old lock was left by a killed writer (and may be removed) never
+    applies to it, however slowly the code under test runs. Removed on exit."""
+    path.write_text("held by a test\n")
+    done = threading.Event()
+
+    def refresh() -> None:
+        while not done.wait(refresh_seconds):
+            os.utime(path)
+
+    keeper = threading.Thread(target=refresh, name=f"live-lock {path.name}", daemon=True)
+    keeper.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        keeper.join()
+        path.unlink()
 
 
 @dataclass
