@@ -1,7 +1,7 @@
 """gitvault.agents.transcript: the tolerant Claude Code transcript reader.
 
 Fixtures in tests/data/transcripts/ are REAL transcripts written by Claude Code 2.1.197
-(npm @anthropic-ai/claude-code, run headless with `-p` against tests/mock_anthropic.py on
+(npm @anthropic-ai/claude-code, run headless with `-p` against tests/support/mock_anthropic.py on
 2026-11-30), anonymised (paths → /home/user/proj, long skill/agent listings trimmed):
 
 - plain.jsonl: `-p hello`; a SessionStart hook printed a VAULT RECALL block (plain stdout).
@@ -101,7 +101,9 @@ def write(tmp_path: Path, *lines: dict[str, Any] | str | bytes) -> Path:
 
 
 def test_fixtures_come_from_the_recorded_cli_version() -> None:
-    for path in FIXTURES.glob("*.jsonl"):
+    paths = sorted(FIXTURES.glob("*.jsonl"))
+    assert {p.stem for p in paths} >= {"plain", "commit_compact", "subagent", "subagent_sidechain"}
+    for path in paths:
         versions = {json.loads(line).get("version") for line in path.read_text().splitlines()}
         assert versions - {None} == {FIXTURE_VERSION}, path.name
 
@@ -459,12 +461,30 @@ _entry = st.fixed_dictionaries(
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(_json | _entry, max_size=8), st.binary(max_size=50))
-def test_arbitrary_lines_never_raise(
-    tmp_path_factory: pytest.TempPathFactory, entries: list[Any], junk: bytes
+@given(
+    st.lists(_json | _entry, max_size=8),
+    st.integers(min_value=0, max_value=8),
+    st.binary(max_size=50),
+)
+def test_arbitrary_lines_never_raise_and_never_hide_a_good_line(
+    tmp_path_factory: pytest.TempPathFactory, entries: list[Any], at: int, junk: bytes
 ) -> None:
+    # One well-formed commit output planted among arbitrary lines is still read, whatever
+    # surrounds it; every other line is either used or counted as skipped, never both.
+    good = tool_result(f"[main {SHA_A[:7]}] planted commit")
+    lines = [json.dumps(e).encode() for e in entries]
+    lines.insert(min(at, len(lines)), json.dumps(good).encode())
     path = tmp_path_factory.mktemp("fuzz") / "t.jsonl"
-    path.write_bytes(b"\n".join([*(json.dumps(e).encode() for e in entries), junk]))
+    path.write_bytes(b"\n".join([*lines, junk]))
     summary = read_transcript(path)
-    assert summary.prompt_count >= 0
-    commits_in(summary, [SHA_A])
+    assert commits_in(summary, [SHA_B, SHA_A]) == [SHA_A]
+    assert f"[main {SHA_A[:7]}] planted commit" in summary.tool_outputs
+    non_blank = sum(1 for raw in path.read_bytes().split(b"\n") if raw.strip())
+    assert summary.prompt_count + sum(summary.skipped.values()) <= non_blank - 1
+    assert (
+        (summary.first_prompt is None)
+        == (summary.last_prompt is None)
+        == (not summary.prompt_count)
+    )
+    assert len(summary.assistant_texts) <= ASSISTANT_TEXTS_KEPT
+    assert all(len(t) <= MAX_TEXT_CHARS + 1 for t in summary.assistant_texts)
