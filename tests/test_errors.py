@@ -45,7 +45,7 @@ def _assert_nothing_half_written(repo: Repo) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_bare_repository(tmp_path: Path) -> None:
+def test_a_bare_repository_gets_a_clear_error_and_nothing_is_written(tmp_path: Path) -> None:
     bare = make_repo(tmp_path / "bare.git", bare=True)
     _assert_clean_error(bare.gv("install", "--no-claude"), 1, "bare repository")
     _assert_clean_error(bare.gv("log"), 1, "no vault")
@@ -65,7 +65,9 @@ def test_bare_clone_of_a_repository_with_a_vault_can_be_read(repo: Repo, tmp_pat
     assert status.code == 0, status
 
 
-def test_shallow_clone(repo_factory, tmp_path: Path) -> None:
+def test_a_shallow_clone_backfills_the_history_it_has_and_keeps_noting(
+    repo_factory, tmp_path: Path
+) -> None:
     source: Repo = repo_factory("source", install=False)
     history = fast_history(source, "main", 10)
     clone_path = tmp_path / "shallow"

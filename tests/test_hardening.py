@@ -1,4 +1,4 @@
-"""Hostile commit metadata and unlucky crashes (issue 8): what is written is what is read, one
+"""Hostile commit metadata and unlucky crashes: what is written is what is read, one
 bad commit never blocks the others, and no input changes a note's structure."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def test_no_commit_metadata_changes_a_notes_structure(
     note_write(info, NoteContext())  # validates, raises on any problem
 
 
-def test_the_u2028_author_of_the_issue_cannot_forge_a_key(repo: Repo) -> None:
+def test_a_u2028_in_the_author_name_cannot_forge_a_front_matter_key(repo: Repo) -> None:
     evil = "Mallory\u2028evil: 1\u2028sha: " + "f" * 40
     sha = repo.commit("poisoned", env={"GIT_AUTHOR_NAME": evil})
     after = repo.commit("the next commit still gets its note")

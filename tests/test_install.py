@@ -73,7 +73,7 @@ def test_status_json_envelope_and_fields(repo: Repo) -> None:
     assert data["last_note"]["paths"] == [repo.note_paths()[sha]]
 
 
-def test_status_for_people(repo: Repo) -> None:
+def test_status_names_the_repository_vault_hooks_backlog_and_last_note(repo: Repo) -> None:
     repo.commit("Human readable")
     result = repo.gv("status")
     assert result.code == 0

@@ -241,7 +241,7 @@ def test_fold_patches_claude_md_after_committing(repo: Repo) -> None:
     gotchas = body.split("## Gotchas\n", 1)[1].split("\n\n", 1)[0]
     assert "The tokenizer needs a final newline (s:" in gotchas
     assert gotchas in block
-    assert "fix: the parser crashed" not in block  # never a raw commit subject (issue 10)
+    assert "fix: the parser crashed" not in block  # never a raw commit subject
     # a no-op fold leaves the file alone
     before = aged(repo.path / "CLAUDE.md", (repo.path / "CLAUDE.md").read_bytes())
     assert cli_in(repo, "fold", "--merger", "builtin").code == 0

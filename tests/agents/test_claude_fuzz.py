@@ -1,4 +1,4 @@
-"""Hook input is untrusted (issue 8 item 7): every hook exits 0 within its time bound for any
+"""Hook input is untrusted: every hook exits 0 within its time bound for any
 input — generated payloads, and special files as transcript_path (/dev/zero, /dev/urandom, a
 FIFO, a directory, a huge sparse file, a 5 MB line, a symlink to a device).
 

@@ -353,7 +353,7 @@ def test_no_claude_skips_all_claude_wiring(repo_factory: Callable[..., Repo]) ->
     assert repo.gv("install", "--no-claude").code == 0
 
 
-# --------------------------------------------------------------------------- issue 8 and 9
+# ------------------------------------------------- shared files, foreign settings, opting out
 
 
 def test_nothing_machine_specific_in_shared_files(repo: Repo) -> None:

@@ -1,4 +1,4 @@
-"""Claude Code sessions done right (issue 9): which commits a session made (its own worktree's
+"""Claude Code sessions: which commits a session made (its own worktree's
 HEAD reflog, by byte offset), what recall a conversation already carries (resume), which
 sessions recall shows (manual before auto, the session's branch first), and saves made from
 inside a session. Real repositories, real git, the hooks run as Claude Code runs them."""
@@ -158,7 +158,7 @@ def test_a_resumed_session_does_not_claim_what_happened_while_it_was_closed(repo
 
 
 def test_stop_asks_the_moment_the_commit_exists_whatever_the_transcript(repo: Repo) -> None:
-    """Issue 9 item 9: the transcript lags the Stop hook; attribution does not read it."""
+    """The transcript lags the Stop hook; attribution does not read it."""
     sid = str(uuid.uuid4())
     begin(repo, sid)
     sha = repo.commit("fix: answered within 100 ms")

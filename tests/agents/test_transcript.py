@@ -108,7 +108,7 @@ def test_fixtures_come_from_the_recorded_cli_version() -> None:
         assert versions - {None} == {FIXTURE_VERSION}, path.name
 
 
-def test_plain_session() -> None:
+def test_a_plain_session_gives_its_prompt_and_reply_and_never_the_recall() -> None:
     summary = read_transcript(FIXTURES / "plain.jsonl")
     assert summary.prompt_count == 1
     assert summary.first_prompt == summary.last_prompt == "hello"
@@ -350,7 +350,7 @@ def test_max_bytes_reads_the_tail(tmp_path: Path) -> None:
 RECALL = f"{RECALL_BEGIN}\nDigest: commit {SHA_B} added the vault.\n{RECALL_END}"
 
 
-def test_strip_recall() -> None:
+def test_strip_recall_removes_every_block_and_an_unpaired_half() -> None:
     assert strip_recall(f"before\n{RECALL}\nafter") == "before\nafter"
     assert strip_recall(f"a {RECALL} b {RECALL} c") == "a  b  c"
     assert strip_recall(f"keep {RECALL_BEGIN} unterminated {SHA_B}") == "keep "

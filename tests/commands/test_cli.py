@@ -73,7 +73,7 @@ def test_log_json_envelope_kinds_and_limits(repo: Repo) -> None:
     for entry, sha in zip(data[:3], reversed(shas), strict=True):
         assert set(entry) == {
             *("commit", "kind", "time", "title", "paths"),
-            *("id", "date", "project_commit"),  # the project commit a note describes (issue 12)
+            *("id", "date", "project_commit"),  # the project commit a note describes
         }
         assert entry["project_commit"] == sha and entry["id"] == f"c:{sha[:7]}"
         assert entry["paths"] == [repo.note_paths()[sha]]
@@ -88,7 +88,9 @@ def test_log_json_envelope_kinds_and_limits(repo: Repo) -> None:
     assert bad.code == 1 and "unknown kind" in bad.err
 
 
-def test_log_since(repo: Repo, tmp_path: Path) -> None:
+def test_log_since_takes_dates_and_relative_dates_and_refuses_nonsense(
+    repo: Repo, tmp_path: Path
+) -> None:
     repo.commit("Recent")
     assert repo.gv("log", "--since", "2999-01-01", "--json").json("log") == []
     assert len(repo.gv("log", "--since", "2000-01-01", "--json").json("log")) == 2
@@ -120,7 +122,7 @@ def test_log_reads_only_what_it_prints(repo: Repo, monkeypatch: pytest.MonkeyPat
     assert seen == 2
 
 
-def test_log_for_people(repo: Repo) -> None:
+def test_log_prints_each_note_with_its_subject(repo: Repo) -> None:
     repo.commit("A table row")
     result = repo.gv("log")
     assert result.code == 0

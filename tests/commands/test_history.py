@@ -1,4 +1,4 @@
-"""A history a person can read (issue 12, item 6): log shows the project commit and its date,
+"""A history a person can read: log shows the project commit and its date,
 show takes what a digest cites and git revisions, ambiguity is listed, options work wherever
 they are typed, every --json is the envelope, and the small things a new user trips over."""
 

@@ -449,7 +449,7 @@ def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
     assert FAKE_API_KEY not in body
 
 
-# ============================================================ issue 9: attribution, resume, saves
+# ============================================================ attribution, resume, saves
 
 QUIET_COMMIT = "git commit -q --allow-empty -m 'feat: quiet work'"
 SAVE_NO_ID = (

@@ -1,4 +1,4 @@
-"""The fold's child `claude -p`, the real CLI against the Messages API mock (issue 9 item 6):
+"""The fold's child `claude -p`, the real CLI against the Messages API mock:
 the request is gitvault's merge prompt plus a small overhead of gitvault's own system prompt,
 with no extended thinking and no tools, and a fold leaves nothing behind under the child's
 HOME/.claude. Before this, the child sent Claude Code's ~25,700-character default system prompt

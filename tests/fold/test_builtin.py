@@ -1,4 +1,4 @@
-"""The builtin merger (issue 10): sessions first-class, history mined with citations, no line
+"""The builtin merger: sessions first-class, history mined with citations, no line
 from a merge or a rewritten commit, incremental == rebuild, folds that never lie, and a
 CLAUDE.md section of standing instructions only. Real repositories, real git."""
 
@@ -53,7 +53,7 @@ def fold_builtin(repo: Repo, *args: str) -> str:
     return digest_meta_body(repo)[1]
 
 
-# --------------------------------------------------------------------------- ordering (issue 10)
+# --------------------------------------------------------------------------- ordering
 
 
 def test_click_style_folds_of_30_3_and_2_docs_commits_equal_a_rebuild(repo: Repo) -> None:

@@ -1,4 +1,4 @@
-"""First use on a repository with history, and failures a user can see (issues 9 and 10):
+"""First use on a repository with history, and failures a user can see:
 a backlog over today's budget folds its newest history first and the rest day by day (the
 backlog a vault range in the front matter, every item folded exactly once); `fold` says what it
 folded and what is left; --dry-run says which calls today's budget allows; status and recall
@@ -180,7 +180,7 @@ def test_the_horizon_leaves_older_history_unfolded(repo: Repo) -> None:
     assert all(f"c:{sha[:7]}" not in body for sha in old)
 
 
-# --------------------------------------------------------------------------- failures (issue 9)
+# --------------------------------------------------------------------------- failures
 
 
 def hook_fold(repo: Repo, standin: StandIn) -> subprocess.CompletedProcess[str]:

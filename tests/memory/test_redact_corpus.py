@@ -102,7 +102,7 @@ def test_whole_real_history_is_kept(stress: None) -> None:
 
 
 # --------------------------------------------------------------------------- behaviours new in
-# this rule set (each was kept verbatim before; issue 8 item 4)
+# this rule set (each was kept verbatim before)
 
 GITLAB = "gl" + "pat-" + "xY7zK2mN9pQ4rS6tU8vW"
 HF = "hf" + "_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"

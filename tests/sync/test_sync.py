@@ -290,7 +290,7 @@ def test_remote_ref_outside_branches(tmp_path: Path) -> None:
     assert tree(a) == tree(b)
 
 
-def test_status_shows_sharing(remote: Path, tmp_path: Path) -> None:
+def test_status_shows_the_remote_and_how_far_ahead_or_behind(remote: Path, tmp_path: Path) -> None:
     a = clone(remote, tmp_path / "a")
     st = a.gv("status", "--json").json("status")
     assert st["sync"]["shared"] is False
