@@ -37,11 +37,11 @@ import typer  # noqa: E402
 
 from gitvault import __version__, errors  # noqa: E402
 from gitvault.commands import (  # noqa: E402
-    claude_cmds,
     common,
     control_cmds,
     core_cmds,
     history_cmds,
+    hook_cmds,
     memory_cmds,
     search_cmds,
     sync_cmds,
@@ -86,7 +86,7 @@ def _root(
 core_cmds.register(app)
 history_cmds.register(app)
 memory_cmds.register(app)
-claude_cmds.register(app)
+hook_cmds.register(app)
 sync_cmds.register(app)
 search_cmds.register(app)
 control_cmds.register(app)

@@ -107,7 +107,7 @@ def run(say: Say, *, keep: bool = False) -> Path:
         again = fold_and_patch(loc, FoldOptions(merger="builtin")).result
         say(f"     a second fold: {again.skipped_reason} (no model call, no commit)")
         block = recall.build(repo)
-        say(f"8. what the next Claude Code session gets at start: {len(block.text)} characters")
+        say(f"8. what the next agent session gets at start: {len(block.text)} characters")
         for line in block.text.splitlines()[:12]:
             say(f"     > {line}")
         say("     > …")

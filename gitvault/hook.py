@@ -1,16 +1,17 @@
 """`gitvault-hook`: the stable, typer-free entry that installed files call.
 
     gitvault-hook git drain <common git dir> [--detach|--wait]   (the git shims)
-    gitvault-hook claude <event>                                 (Claude Code settings)
-    gitvault-hook codex|gemini|copilot <event>                   (their hook settings)
-    gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
     gitvault-hook git sync <pre-push|post-merge> <repository> [REMOTE]  (sync.auto, detached)
+    gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
+    gitvault-hook <agent> <event>                                (every agent's hook settings)
 
 It imports only what the called hook needs: a hook that imported the CLI (typer, rich) would
-pay ~50 ms on every commit and session start. Every path exits 0 unless the arguments are
-not understood: a hook never fails the git command or the session that ran it.
+pay ~50 ms on every commit and session start, and an agent's hook imports that agent's adapter
+alone (gitvault.agents.runtime). Every path exits 0 unless the arguments are not understood: a
+hook never fails the git command or the session that ran it.
 
-`gitvault-hook <event>` (no agent) is the form settings written by gitvault 0.1 use.
+`gitvault-hook <event>` (no agent) is the form settings written by gitvault 0.1 use: the
+registry's default agent's hook.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from __future__ import annotations
 import sys
 
 USAGE = (
-    "usage: gitvault-hook git drain DIR [--detach|--wait] | claude EVENT "
-    "| git sync EVENT REPO [REMOTE] | codex|gemini|copilot EVENT | fold REPO"
+    "usage: gitvault-hook git drain DIR [--detach|--wait] | git sync EVENT REPO [REMOTE] "
+    "| fold REPO | AGENT EVENT"
 )
-CLAUDE_EVENTS = ("session-start", "stop", "pre-compact", "session-end")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,20 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         from gitvault.sync import run
 
         return run.hook_main(args[2:])
-    if args[:1] == ["claude"] and len(args) == 2:
-        from gitvault.agents import hooks
-
-        return hooks.main(args[1:])
-    if len(args) == 1 and args[0] in CLAUDE_EVENTS:  # gitvault 0.1 settings
-        from gitvault.agents import hooks
-
-        return hooks.main(args)
     if args[:1] == ["fold"] and len(args) >= 2:
         return _fold(args[1:])
-    if len(args) == 2:  # any other agent adapter (gitvault.agents.adapters): AGENT EVENT
-        from gitvault.agents.adapters import dispatch
+    if len(args) in (1, 2):  # AGENT EVENT, or gitvault 0.1's EVENT
+        from gitvault.agents import runtime
 
-        return dispatch.main(args[0], args[1:])
+        return runtime.main(args)
     sys.stderr.write(USAGE + "\n")
     return 2
 

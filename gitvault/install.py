@@ -37,24 +37,21 @@ def _agent_files(vault: Vault) -> list[str]:
     return list(parse_vault_toml(vault.read_text(layout.CONFIG)).patch_files)
 
 
-def _claude_preflight(loc: Location, local: bool, chosen: list[str] | None = None) -> list[str]:
-    """Everything that could refuse, checked before anything is written: settings.json must be
-    valid JSON and every agent file's sentinels matched. `chosen`: the agents wired (each
-    adapter's settings checked too; their instruction files join the agent files)."""
-    from gitvault.agents import adapters, claude
+def _preflight(loc: Location, local: bool, chosen: list[str]) -> list[str]:
+    """Everything that could refuse, checked before anything is written: each chosen agent's
+    settings (strict JSON, real files inside the worktree) and every agent file's sentinels
+    matched. Returns the agent files to patch (vault.toml's, with the chosen agents'
+    instruction files)."""
+    from gitvault.agents import adapters
 
     assert loc.workdir is not None
-    if chosen is None or "claude" in chosen:
-        claude.preflight(loc.workdir, local)
-    for name in chosen or []:
-        if name != "claude":
-            adapters.get(name).preflight(loc.workdir)
+    for name in chosen:
+        adapters.get(name).preflight(loc.workdir, local=local)
     vault = Vault(loc)
     files = (
         _agent_files(vault) if vault.tip() is not None else list(parse_vault_toml(None).patch_files)
     )
-    if chosen is not None:
-        files = adapters.patch_targets(files, chosen)
+    files = adapters.patch_targets(files, chosen)
     for name in files:
         path = loc.workdir / name
         if path.exists():
@@ -62,34 +59,24 @@ def _claude_preflight(loc: Location, local: bool, chosen: list[str] | None = Non
     return files
 
 
-def _claude_install(loc: Location, local: bool, files: list[str], report: Report) -> None:
-    from gitvault.agents import claude
-
-    result = claude.install(loc, local=local)
-    report.changes += result.changes
-    report.notes += result.kept
-    patched = agentfiles.refresh_from_vault(loc, files=files)
-    report.changes += [f"wrote the gitvault section of {name}" for name in patched.written]
-
-
 def install(
     loc: Location,
     *,
     force: bool = False,
-    claude: bool = True,
+    default_agent: bool = True,
     local: bool = False,
     agents: list[str] | None = None,
 ) -> Report:
     """`agents`: the adapters to wire (None: those detected, see adapters.detected);
-    claude=False (--no-claude) takes Claude Code out of the set."""
+    default_agent=False (--no-<adapters.DEFAULT>) takes the default agent out of the set.
+    local: the agents' hooks go to their machine-local settings file, where they have one."""
     from gitvault.agents import adapters
 
     _require_worktree(loc)
     assert loc.workdir is not None
     chosen = adapters.detected(loc.workdir) if agents is None else list(agents)
-    if not claude:
-        chosen = [name for name in chosen if name != "claude"]
-    claude = "claude" in chosen
+    if not default_agent:
+        chosen = [name for name in chosen if name != adapters.DEFAULT]
     report = Report()
     vault = Vault(loc)
     tip = vault.tip()
@@ -103,7 +90,7 @@ def install(
     hdir = shims.hooks_dir(loc)
     if hdir.scope in ("global", "system") and not force:
         shims.install(hdir, force=False)  # raises Refused before anything is written
-    agent_files = _claude_preflight(loc, local, chosen) if chosen else []
+    agent_files = _preflight(loc, local, chosen) if chosen else []
     state_dir(loc)
     if tip is None:
         _adopt_or_create(loc, vault, report)
@@ -111,10 +98,13 @@ def install(
     report.changes += shims.install(hdir, force=force)
     if hdir.scope != "default":
         report.notes.append(f"hooks installed in core.hooksPath ({hdir.scope}): {hdir.path}")
-    if claude:
-        _claude_install(loc, local, agent_files, report)
-    others = [n for n in chosen if n != "claude"]
-    _adapters_install(loc, others, [] if claude else agent_files, report)
+    for name in chosen:
+        done = adapters.get(name).install(loc, local=local)
+        report.changes += done.changes
+        report.notes += done.notes
+    if agent_files:
+        patched = agentfiles.refresh_from_vault(loc, files=agent_files)
+        report.changes += [f"wrote the gitvault section of {name}" for name in patched.written]
     from gitvault.vault import gitcmd
 
     before = gitcmd.config_get(loc.workdir, layout.AGENTS_KEY)
@@ -126,24 +116,10 @@ def install(
     return report
 
 
-def _adapters_install(loc: Location, chosen: list[str], files: list[str], report: Report) -> None:
-    """Codex, Gemini, Copilot: hooks merged into their settings, the step that makes each agent
-    trust them, and the agent files (their instruction files among them) given gitvault's
-    section, unless the Claude Code install already patched them."""
-    from gitvault.agents import adapters
-
-    for name in chosen:
-        done = adapters.get(name).install(loc)
-        report.changes += done.changes
-        report.notes += done.notes
-    if files:
-        patched = agentfiles.refresh_from_vault(loc, files=files)
-        report.changes += [f"wrote the gitvault section of {name}" for name in patched.written]
-
-
 def _remember_agents(loc: Location, value: str) -> list[str]:
-    """Persist --no-claude (git config gitvault.agents none) so every later command honours it:
-    the hooks stay silent, fold writes no CLAUDE.md, status says nothing is missing."""
+    """Persist the agents wired (git config gitvault.agents; "none" for none) so every later
+    command honours it: the hooks of an unwired agent stay silent, fold patches no file of
+    it, status says nothing of it is missing."""
     from gitvault.vault import gitcmd
 
     cwd = loc.workdir or loc.common_dir
@@ -151,7 +127,7 @@ def _remember_agents(loc: Location, value: str) -> list[str]:
         return []
     gitcmd.run_git(["config", layout.AGENTS_KEY, value], cwd)
     if value == "none":
-        return [f"set git config {layout.AGENTS_KEY} none (no Claude Code wiring, no CLAUDE.md)"]
+        return [f"set git config {layout.AGENTS_KEY} none (no agent wiring, no agent file)"]
     return []
 
 
@@ -173,18 +149,12 @@ def _adopt_or_create(loc: Location, vault: Vault, report: Report) -> None:
 def uninstall(loc: Location, *, purge: bool = False) -> Report:
     report = Report()
     if loc.workdir is not None:
-        from gitvault.agents import claude
-
-        result = claude.uninstall(loc)
-        report.changes += result.changes
-        report.notes += result.kept
         from gitvault.agents import adapters
 
-        for adapter in adapters.ADAPTERS.values():
-            if adapter.name != "claude":
-                done = adapter.uninstall(loc)
-                report.changes += done.changes
-                report.notes += done.notes
+        for adapter in adapters.all_adapters().values():
+            done = adapter.uninstall(loc)
+            report.changes += done.changes
+            report.notes += done.notes
         vault = Vault(loc)
         files = _agent_files(vault) if vault.tip() else list(parse_vault_toml(None).patch_files)
         files += [f for f in adapters.instruction_files(adapters.names()) if f not in files]

@@ -121,8 +121,6 @@ def status(loc: Location) -> Status:
             meta, _ = frontmatter.parse(digest)
             last_fold = {k: meta.get(k) for k in ("folded_at", "watermark", "merger", "items")}
         warnings += _fold_warnings(loc, vault, last_fold)
-    if tip is not None:
-        warnings += _claude_wiring(loc)
     agents = _agents(loc, warnings) if tip is not None else []
     failures = read_log(loc.state_dir)
     sharing: dict[str, Any] = {}
@@ -176,33 +174,19 @@ def _fold_warnings(loc: Location, vault: Vault, last_fold: dict[str, Any] | None
     return out
 
 
-def _claude_wiring(loc: Location) -> list[str]:
-    """A worktree without the Claude Code wiring (a new `git worktree add` of a repository whose
-    .claude/ is not committed): say exactly what to run. Only where install wired Claude Code
-    (git config gitvault.agents claude): silent after install --no-claude."""
-    from gitvault.agents import adapters, claude
-
-    if loc.workdir is None or "claude" not in (adapters.configured(loc.workdir) or []):
-        return []  # never wired (or install --no-claude): nothing is missing
-    missing = claude.wiring_missing(loc.workdir)
-    if not missing:
-        return []
-    return [
-        f"this worktree ({loc.workdir}) has no {', '.join(missing)}: run `gitvault install` here "
-        "(or commit .claude/ so every new worktree has them)"
-    ]
-
-
 def _agents(loc: Location, warnings: list[str]) -> list[dict[str, Any]]:
     """Each agent: whether this clone serves it, whether this worktree has its hooks, and
-    whether the agent trusts them (where that can be read from its own configuration)."""
+    whether the agent trusts them (where that can be read from its own configuration). A
+    worktree lacking the wiring of an agent install wired (a new `git worktree add` of a
+    repository whose agent folders are not committed) is told exactly what to run; nothing is
+    said of agents install did not wire (`git config gitvault.agents`)."""
     from gitvault.agents import adapters
 
     if loc.workdir is None:
         return []
     chosen = adapters.configured(loc.workdir)
     out = []
-    for name, adapter in adapters.ADAPTERS.items():
+    for name, adapter in adapters.all_adapters().items():
         events = adapter.installed(loc.workdir)
         served = name in chosen if chosen is not None else bool(events)
         trust = adapter.trust(loc.workdir, os.environ) if events else None
@@ -216,14 +200,16 @@ def _agents(loc: Location, warnings: list[str]) -> list[dict[str, Any]]:
                 "trust": trust.detail if trust else "",
             }
         )
-        if name == "claude" or not served:
-            continue  # Claude Code's wiring is _claude_wiring's
-        if not events:
+        if not served:
+            continue
+        missing = adapter.missing_wiring(loc.workdir) if chosen is not None else []
+        if missing:
             warnings.append(
-                f"{adapter.label} is wired in this clone but this worktree has no gitvault hooks "
-                f"in {adapter.settings_file}: run `gitvault install` here"
+                f"this worktree ({loc.workdir}) has no {', '.join(missing)}: run `gitvault "
+                f"install` here (or commit {adapter.wiring_folder()} so every new worktree has "
+                "them)"
             )
-        elif trust is not None and trust.trusted is False:
+        elif trust is not None and trust.trusted is False and adapter.warns_untrusted:
             warnings.append(
                 f"{adapter.label} will not run gitvault's hooks yet ({trust.detail}): "
                 f"{adapter.trust_step}"

@@ -113,11 +113,11 @@ def _under_key(value: Any, key: str) -> Iterator[Any]:
 def installed_commands(repo: Path) -> dict[tuple[str, str], tuple[str, str]]:
     """(agent, canonical event) → (shell command, project variable), read from the settings
     files `gitvault install` wrote for every adapter."""
-    from gitvault.agents.adapters import ADAPTERS
+    from gitvault.agents.adapters import all_adapters
     from gitvault.vault.launcher import ENTRY
 
     found: dict[tuple[str, str], tuple[str, str]] = {}
-    for name, adapter in ADAPTERS.items():
+    for name, adapter in all_adapters().items():
         settings = json.loads((repo / adapter.settings_file).read_text(encoding="utf-8"))
         for hook in adapter.hooks:
             if hook.event not in EVENTS:
@@ -169,13 +169,13 @@ def _run(
 
 
 def bench_hook_imports(ctx: Context) -> list[Row]:
-    from gitvault.agents.adapters import ADAPTERS
+    from gitvault.agents.adapters import NAMES
 
-    missing = sorted(set(ADAPTERS) - set(PAYLOADS))
+    missing = sorted(set(NAMES) - set(PAYLOADS))
     if missing:
         raise RuntimeError(f"hook_imports: no hook payload for agent {', '.join(missing)}")
     repo = init_repo(ctx.box.repo_dir("hook-imports"))
-    install(repo, agents=list(ADAPTERS))
+    install(repo, agents=list(NAMES))
     steady_state(repo)
     commands = installed_commands(repo)
     chat = make_transcript(ctx.box.root / "hook-imports.jsonl", 20_000, "bench")

@@ -1,59 +1,51 @@
-"""Capture without loops: when to ask the agent for a save (Stop), and the mechanical session
-record written at PreCompact / SessionEnd when the agent did not save.
+"""Capture without loops, beside the ledger it reads: when to ask the agent for a save (turn
+end), the mechanical session record written at pre-compact / session end when the agent did
+not save, and the save itself, which marks the session saved in its ledger.
 
-Per-session state is the ledger (gitvault.memory.ledger). "Unsaved work" is the commits this
-session made since its last save (gitvault.memory.attribution: its own worktree's HEAD moved to
-them by creating them while it ran — never a hash it merely printed), or, when
-capture.stop_after_turns > 0, that many turns since the last save.
+"Unsaved work" is the commits this session made since its last save (gitvault.memory.attribution:
+its own worktree's HEAD moved to them by creating them while it ran — never a hash it merely
+printed), or, when capture.stop_after_turns > 0, that many turns since the last save.
 
 Two sessions live in the SAME worktree at once cannot be told apart by the reflog. Then a commit
-is claimed only by a session whose own transcript shows its hash (the old evidence); a quiet
-commit made while both ran is claimed by neither session's record, and stays in the vault as
-its commit note.
+is claimed only by a session whose own transcript shows its hash (where the adapter reads the
+agent's transcript); a quiet commit made while both ran is claimed by neither session's record,
+and stays in the vault as its commit note.
 
-Stop checks the cheap conditions first: no transcript is read, the reflog is read from its end
-(no process), and git runs for the settings and, only when there is a commit to name, once more.
+The turn end checks the cheap conditions first: no transcript is read, the reflog is read from
+its end (no process), and git runs for the settings and, only when there is a commit to name,
+once more. Every function here takes the hook call's ledger as loaded (HookCall.state) and
+leaves storing it to the call.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitvault.agents import texts
+from gitvault.agents import ledger, texts
 from gitvault.memory import attribution
-from gitvault.memory.ledger import (
-    STATE_DIR,
-    SessionState,
-    load,
-    others,
-    session_git_dir,
-    store,
-    valid_session_id,
-)
-from gitvault.resolve import Location
 
-Settings = Callable[[], dict[str, Any]]
+if TYPE_CHECKING:
+    from gitvault.agents.behaviours import HookCall
+    from gitvault.memory.sessions import Saved
+    from gitvault.resolve import Location
 
 
-def _runs(state: SessionState, payload: dict[str, Any]) -> list[attribution.Run]:
-    runs = state.attribution_runs()
+def _runs(call: HookCall) -> list[attribution.Run]:
+    runs = call.state.attribution_runs()
     if runs:
         return runs
-    # No SessionStart was seen (a session from before gitvault was installed, or its hook did
+    # No session start was seen (a session from before gitvault was installed, or its hook did
     # not run): the session began when its transcript did.
-    from gitvault.agents.transcript import first_timestamp
-
-    start = first_timestamp(str(payload.get("transcript_path") or "/nonexistent"))
+    start = call.adapter.transcript_start(call.payload)
     return [] if start is None else [attribution.Run(start, None)]
 
 
-def session_commits(loc: Location, state: SessionState, payload: dict[str, Any]) -> list[str]:
+def session_commits(call: HookCall) -> list[str]:
     """The commits this session made that no save covers yet (shas, oldest first)."""
-    git_dir = session_git_dir(loc, state)
-    runs = _runs(state, payload)
+    loc, state = call.loc, call.state
+    git_dir = ledger.session_git_dir(loc, state)
+    runs = _runs(call)
     saved = set(state.saved)
     shas = [s for s in attribution.made_in(git_dir, runs) if s not in saved]
     if not shas:
@@ -61,15 +53,12 @@ def session_commits(loc: Location, state: SessionState, payload: dict[str, Any])
     since = min(r.start for r in runs)
     rivals = [
         o
-        for o in others(loc, state.session_id, since)
+        for o in ledger.others(loc, state.session_id, since)
         if (o.git_dir or str(loc.git_dir)) == str(git_dir)
         and _overlap(o.attribution_runs(), runs, o.last_active)
     ]
     if rivals:  # two sessions in one worktree: only what this session's transcript shows
-        from gitvault.agents.transcript import commits_in, read_transcript
-
-        summary = read_transcript(Path(str(payload.get("transcript_path") or "/nonexistent")))
-        shas = commits_in(summary, shas)
+        shas = call.adapter.commits_shown(call.payload, shas)
     return shas
 
 
@@ -86,8 +75,8 @@ def save_request(
     session_id: str,
     commits: list[attribution.Made],
     turns: int,
-    cli: str | None = None,
-    agent: str = "claude-code",
+    cli: str | None,
+    agent: str,
     heredoc: bool = True,
 ) -> str:
     what = (
@@ -100,84 +89,63 @@ def save_request(
         cmd=cli or texts.gitvault_cli(),
         agent=agent,
         title="<what this session did>",
-        session_id=session_id if valid_session_id(session_id) else None,
+        session_id=session_id if ledger.valid_session_id(session_id) else None,
         heredoc=heredoc,
     )
     return texts.stop_reason(what, command)
 
 
-def decide_stop(
-    loc: Location,
-    cwd: Path,
-    payload: dict[str, Any],
-    read_settings: Settings,
-    *,
-    agent: str = "claude-code",
-    heredoc: bool = True,
-) -> dict[str, str] | None:
-    """The Stop hook's answer: a block asking for a save, or None (let the agent stop)."""
+def decide_stop(call: HookCall) -> dict[str, str] | None:
+    """The turn end's answer: a block asking for a save, or None (let the agent stop)."""
+    payload = call.payload
     if payload.get("stop_hook_active") or payload.get("agent_id"):
         return None  # our own block's follow-up, or a subagent: never ask twice / for junk
-    session_id = str(payload["session_id"])
-    state = load(loc, session_id)
+    state = call.state
     state.turns_since_save += 1
     now = time.time()
-    settings = read_settings()
+    settings = call.settings()
     interval = float(settings.get("stop_min_interval_seconds", 600))
     after_turns = int(settings.get("stop_after_turns", 0))
     if state.last_ask and now - state.last_ask < interval:
-        store(loc, state)
         return None
     asked = set(state.asked)
-    shas = [s for s in session_commits(loc, state, payload) if s not in asked]
+    shas = [s for s in session_commits(call) if s not in asked]
     due_turns = after_turns > 0 and state.turns_since_save >= after_turns
-    commits = attribution.describe(cwd, shas) if shas else []
+    commits = attribution.describe(call.cwd, shas) if shas else []
     if not commits and not due_turns:
-        store(loc, state)
         return None
     state.last_ask = now
     state.asked = (state.asked + [c.sha for c in commits])[-500:]
     if due_turns:
         state.turns_since_save = 0
-    store(loc, state)
-    reason = save_request(session_id, commits, after_turns, state.cli or None, agent, heredoc)
+    reason = save_request(
+        state.session_id,
+        commits,
+        after_turns,
+        state.cli or None,
+        call.adapter.agent,
+        not call.adapter.escapes_angles,
+    )
     return {"decision": "block", "reason": reason}
 
 
-def auto_record(
-    loc: Location,
-    cwd: Path,
-    payload: dict[str, Any],
-    trigger: str,
-    read_settings: Settings,
-    *,
-    agent: str = "claude-code",
-) -> str | None:
+def auto_record(call: HookCall, trigger: str) -> str | None:
     """Write a mechanical session record when this session has unsaved work; its slug or None.
     The transcript is read incrementally (from where the last call stopped) for prompt facts."""
-    from gitvault.agents.transcript import scan_prompts
-
-    session_id = str(payload["session_id"])
-    state = load(loc, session_id)
-    settings = read_settings()
-    shas = session_commits(loc, state, payload)
-    commits = attribution.describe(cwd, shas) if shas else []
-    after_turns = int(settings.get("stop_after_turns", 0))
+    loc, state = call.loc, call.state
+    shas = session_commits(call)
+    commits = attribution.describe(call.cwd, shas) if shas else []
+    after_turns = int(call.settings().get("stop_after_turns", 0))
     due_turns = after_turns > 0 and state.turns_since_save >= after_turns
-    transcript = str(payload.get("transcript_path") or "")
-    if transcript:
-        state.transcript = scan_prompts(transcript, state.transcript)
+    state.transcript = call.adapter.prompt_facts(call.payload, state.transcript)
     if trigger == "session-end":
-        state.close_run(time.time(), attribution.reflog_size(session_git_dir(loc, state)))
-    store(loc, state)
+        state.close_run(time.time(), attribution.reflog_size(ledger.session_git_dir(loc, state)))
     if not commits and not due_turns:
         return None
-    from gitvault.memory import sessions  # heavier imports only on this path
-
     facts = state.transcript
     prompts = int(facts.get("prompts") or 0)
     first, last = facts.get("first"), facts.get("last")
-    title = texts.auto_record_title([c.subject for c in commits], last, session_id)
+    title = texts.auto_record_title([c.subject for c in commits], last, state.session_id)
     text = texts.auto_record_text(
         title=title,
         trigger=trigger,
@@ -188,28 +156,62 @@ def auto_record(
     )
     from gitvault.vault import gitcmd
 
-    saved = sessions.save_session(
+    saved = save(
         loc,
         text,
         title=title,
-        session_id=session_id,
-        agent=agent,
+        session_id=state.session_id,
+        agent=call.adapter.agent,
         mode="auto",
         extra={
             "commits": [c.sha for c in commits] or None,
             "prompt_count": prompts,
-            "head": gitcmd.ref_exists(cwd, "HEAD"),
+            "head": gitcmd.ref_exists(call.cwd, "HEAD"),
         },
+        state=state,
     )
     return saved.slug
 
 
-def prune(loc: Location, max_age_days: int = 30) -> None:
-    folder = loc.state_dir / STATE_DIR
-    cutoff = time.time() - max_age_days * 86400
-    try:
-        for path in folder.iterdir():
-            if path.stat().st_mtime < cutoff:
-                path.unlink(missing_ok=True)
-    except OSError:
-        pass
+def save(
+    loc: Location,
+    raw: str,
+    *,
+    title: str | None = None,
+    session_id: str | None = None,
+    agent: str | None = None,
+    mode: str = "manual",
+    extra: dict[str, Any] | None = None,
+    private: bool = False,
+    state: ledger.SessionState | None = None,
+) -> Saved:
+    """Append a session to the vault (gitvault.memory.sessions), then mark its agent session
+    saved, so its turn-end hook no longer asks for this work. `state`: the ledger a hook call
+    already loaded (it stores it); without, the ledger is loaded and stored here, once."""
+    from gitvault.memory import sessions
+
+    own = state is None and session_id is not None
+    if own:
+        assert session_id is not None
+        state = ledger.load(loc, session_id)
+    made = ledger.commits_made(loc, state) if state is not None else []
+    extra = dict(extra or {})
+    if mode == "manual" and "commits" not in extra:
+        # What this session made (its worktree's HEAD reflog while it ran): a later recall
+        # knows this save covers the same work as a mechanical record of it.
+        extra["commits"] = made or None
+    saved = sessions.save_session(
+        loc,
+        raw,
+        title=title,
+        session_id=session_id,
+        agent=agent,
+        mode=mode,
+        extra=extra,
+        private=private,
+    )
+    if state is not None:
+        ledger.mark_saved(state, made, time.time())
+        if own:
+            ledger.store(loc, state)
+    return saved

@@ -1,6 +1,7 @@
-"""Validate Claude Code hook input against schemas/claude-hook-*.json without jsonschema.
+"""The one validator of hook input: an agent's own input (the schemas its adapter names) and
+the canonical payload (schemas/agent-hook-input.json), without jsonschema.
 
-jsonschema costs ~100 ms to import, more than the SessionStart hook may spend in all. These
+jsonschema costs ~100 ms to import, more than the session-start hook may spend in all. These
 schemas use a small subset of JSON Schema (type, required, properties, const, enum, minLength,
 maxLength, pattern, additionalProperties: true), which this module interprets; a test checks it
 agrees with jsonschema on the sample inputs and on broken ones.
@@ -23,12 +24,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "number": (int, float),
     "integer": (int,),
     "null": (type(None),),
-}
-EVENTS = {
-    "session-start": "claude-hook-session-start.json",
-    "stop": "claude-hook-stop.json",
-    "pre-compact": "claude-hook-pre-compact.json",
-    "session-end": "claude-hook-session-end.json",
 }
 
 
@@ -81,6 +76,6 @@ def problems(instance: Any, schema: dict[str, Any], where: str = "") -> list[str
     return out
 
 
-def validate(event: str, instance: Any) -> list[str]:
-    """Problems with a hook input (empty when it is valid)."""
-    return problems(instance, _schema(EVENTS[event]))
+def validate(schema: str, instance: Any) -> list[str]:
+    """Problems with a hook input against the named schema (empty when it is valid)."""
+    return problems(instance, _schema(schema))

@@ -33,17 +33,24 @@ def gitvault_cli() -> str:
 
 
 def save_command(
-    *, cmd: str, agent: str, title: str, session_id: str | None = None, heredoc: bool = True
+    *,
+    cmd: str,
+    agent: str,
+    title: str,
+    session_id: str | None = None,
+    session_expr: str | None = None,
+    heredoc: bool = True,
 ) -> str:
     """The one save command an agent is asked to run, with its heredoc body. The session id
-    is quoted for the shell (it comes from hook input); `${CLAUDE_SESSION_ID}`, the skill
-    placeholder Claude Code substitutes, is kept as it is. heredoc=False: the same body as
-    printf lines piped in, with [placeholders] — no `<` or `>` at all, for an agent that
-    HTML-escapes them on the way to the model (Codex turns `<<` into `&lt;&lt;`)."""
+    is quoted for the shell (it comes from hook input); `session_expr`, a placeholder the agent
+    substitutes itself (in a skill), goes in as it is. heredoc=False: the same body as printf
+    lines piped in, with [placeholders] — no `<` or `>` at all, for an agent that HTML-escapes
+    them on the way to the model (Codex turns `<<` into `&lt;&lt;`)."""
     session = ""
-    if session_id:
-        quoted = session_id if session_id == "${CLAUDE_SESSION_ID}" else shlex.quote(session_id)
-        session = f" --session-id {quoted}"
+    if session_expr:
+        session = f" --session-id {session_expr}"
+    elif session_id:
+        session = f" --session-id {shlex.quote(session_id)}"
     if not heredoc:
         lines = " ".join(
             shlex.quote(line.replace("<", "[").replace(">", "]")) for line in SAVE_BODY.splitlines()
@@ -68,17 +75,24 @@ def agent_file_mechanics() -> str:
     """The managed section's standing instructions. They name the recall block without its
     literal fence: a file holding the fence would make every saved session that quotes it lose
     text to the fence stripper."""
+    from gitvault.agents import adapters
+
     return (
         "## Project memory (gitvault)\n"
         "This repository keeps its memory on the `vault` branch (gitvault). A recall block\n"
         "(fenced by VAULT RECALL lines) is injected at session start; `gitvault recall` prints "
         "it again.\n"
-        "Before you stop after real work, save the session (inside Claude Code the session id "
-        "and agent are filled in for you):\n"
+        "Before you stop after real work, save the session (inside "
+        f"{_joined(adapters.session_labels())} the session id and agent are filled in for "
+        "you):\n"
         "```\n" + save_command(cmd="gitvault", agent="<agent>", title="<what you did>") + "\n```\n"
         "Never paste recalled text into a save.\n"
         "Check a remembered fact with `git show <sha>` (c:…) or `gitvault show <slug>` (s:…)."
     )
+
+
+def _joined(names: Sequence[str]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 AUTO_TITLE_PREFIX = "Automatic record: "

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from gitvault import install as install_mod
 from gitvault import status as status_mod
+from gitvault.agents import adapters
 from gitvault.commands.common import emit_json, err, location, out, print_lines
 from gitvault.notes import backfill as backfill_mod
 
@@ -23,36 +24,41 @@ def register(app: typer.Typer) -> None:
     app.command()(quarantine)
 
 
+_DEFAULT = adapters.get(adapters.DEFAULT)
+
+
 def install(
     ctx: typer.Context,
     force: bool = typer.Option(
         False, "--force", help="Also write into a global/system core.hooksPath."
     ),
-    no_claude: bool = typer.Option(
+    no_default: bool = typer.Option(
         False,
-        "--no-claude",
-        help="Leave Claude Code out (no Claude hooks, no CLAUDE.md); with no other agent, "
-        "only the vault and git hooks.",
+        f"--no-{_DEFAULT.name}",
+        help=f"Leave {_DEFAULT.label} out (no {_DEFAULT.label} hooks, no "
+        f"{_DEFAULT.instruction_file}); with no other agent, only the vault and git hooks.",
     ),
     local: bool = typer.Option(
-        False, "--local", help="Claude Code hooks go to .claude/settings.local.json."
+        False,
+        "--local",
+        help=f"{_DEFAULT.label} hooks go to {_DEFAULT.local_settings_file}.",
     ),
     agent: str = typer.Option(
         None,
         "--agent",
         metavar="LIST",
-        help="Agents to wire: a comma-separated list of claude, codex, gemini, copilot, or none "
-        "(default: Claude Code and the agents found on PATH or already wired here).",
+        help=f"Agents to wire: a comma-separated list of {', '.join(adapters.NAMES)}, or none "
+        f"(default: {_DEFAULT.label} and the agents found on PATH or already wired here).",
     ),
 ) -> None:
     """Create the vault branch, install the git hook shims and wire the coding agents (Claude
     Code: hooks, /save and /recall skills, CLAUDE.md section; Codex, Gemini, Copilot: hooks
     and the AGENTS.md section). Safe to run again."""
-    from gitvault.agents import adapters
-
     loc = location(ctx, drain_spool=False)
     chosen = None if agent is None else adapters.parse(agent)
-    report = install_mod.install(loc, force=force, claude=not no_claude, local=local, agents=chosen)
+    report = install_mod.install(
+        loc, force=force, default_agent=not no_default, local=local, agents=chosen
+    )
     _print_report(report)
     if not report.changes:
         out.print("gitvault is already installed; nothing changed.")
@@ -85,7 +91,7 @@ def status(
     one_line: bool = typer.Option(
         False,
         "--line",
-        help="One short line for a shell prompt or Claude Code's statusLine: STALE when the "
+        help="One short line for a shell prompt or an agent's status line: STALE when the "
         "digest is behind (status.stale_items / stale_days in vault.toml) or the last fold "
         "failed. Prints nothing outside a repository.",
     ),

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import typer
 
-from gitvault.agents import agentfiles
+from gitvault.agents import adapters, agentfiles, capture
 from gitvault.commands.common import emit_json, err, location, out, print_lines
 from gitvault.errors import GitvaultError
 from gitvault.fold import run as fold_mod
-from gitvault.memory import sessions
 
 
 def register(app: typer.Typer) -> None:
@@ -32,13 +31,13 @@ def save(
         "--session-id",
         metavar="ID",
         help="The agent session's id (default: the one the agent's shell exports: "
-        "CLAUDE_CODE_SESSION_ID, CODEX_SESSION_ID, COPILOT_AGENT_SESSION_ID).",
+        f"{', '.join(adapters.session_variables())}).",
     ),
     agent: str = typer.Option(
         None,
         "--agent",
         metavar="AGENT",
-        help="Who saved it (default: claude-code, codex or copilot inside that agent).",
+        help=f"Who saved it (default: {adapters.session_agents()} inside that agent).",
     ),
     private: bool = typer.Option(
         False, "--private", help="Keep it on this machine: never pushed by `gitvault sync`."
@@ -57,7 +56,7 @@ def save(
         except OSError as exc:
             raise GitvaultError(f"cannot read {file}: {exc.strerror}") from exc
     sid, who = _session_defaults(session_id, agent)
-    saved = sessions.save_session(loc, raw, title=title, session_id=sid, agent=who, private=private)
+    saved = capture.save(loc, raw, title=title, session_id=sid, agent=who, private=private)
     if json_out:
         emit_json(
             "save",
@@ -77,25 +76,17 @@ def save(
 
 
 def _session_defaults(session_id: str | None, agent: str | None) -> tuple[str | None, str | None]:
-    """Inside Claude Code (its Bash tool exports CLAUDE_CODE_SESSION_ID and CLAUDECODE=1) a save
-    belongs to the running session with no id typed: it clears that session's Stop condition."""
-    from gitvault.memory.ledger import valid_session_id
+    """Inside an agent whose shell exports its session id (the adapters know which variable) a
+    save belongs to the running session with no id typed: it clears that session's turn-end
+    condition."""
+    from gitvault.agents.ledger import valid_session_id
 
     if session_id is not None and not valid_session_id(session_id):
         raise GitvaultError(
             f"--session-id {session_id!r} is not a session id",
-            hint="use letters, digits, '.', '_' and '-' (Claude Code's ids are UUIDs)",
+            hint="use letters, digits, '.', '_' and '-' (agents' session ids are UUIDs)",
         )
-    from_env = os.environ.get("CLAUDE_CODE_SESSION_ID")
-    if session_id is None and from_env and valid_session_id(from_env):
-        session_id = from_env
-    if agent is None and os.environ.get("CLAUDECODE") == "1":
-        agent = "claude-code"
     if session_id is None or agent is None:
-        # Codex (CODEX_SESSION_ID), Copilot (COPILOT_AGENT_SESSION_ID): the adapters know
-        # which variable each agent's shell exports.
-        from gitvault.agents import adapters
-
         found = adapters.session_from_env(os.environ)
         if found and valid_session_id(found[1]):
             env_agent, env_session = found
@@ -213,7 +204,7 @@ def patch(
     """PATCH the managed section of CLAUDE.md (exit 3 when a sentinel is unmatched)."""
     loc = location(ctx)
     if loc.workdir is None:
-        raise GitvaultError("a bare repository has no CLAUDE.md to patch")
+        raise GitvaultError("a bare repository has no agent file to patch")
     # FILE is relative to where the user stands, like any other command-line path.
     files = [os.path.relpath(Path.cwd() / file, loc.workdir)] if file else None
     report = agentfiles.refresh_from_vault(loc, files=files)

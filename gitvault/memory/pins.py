@@ -71,7 +71,7 @@ def clean(text: str) -> tuple[str, int]:
     if len(text) > MAX_PIN_CHARS:
         raise PinError(
             f"a pin is one line of at most {MAX_PIN_CHARS} characters ({len(text)} given)",
-            hint="say the rule shorter; details belong in a session or CLAUDE.md",
+            hint="say the rule shorter; details belong in a session or an agent file",
         )
     redacted, found = redact_secrets(text)
     return redacted, sum(r.count for r in found)

@@ -79,11 +79,13 @@ def build(
     *,
     here: str | None = None,
     known: dict[str, str] | None = None,
+    state_dir: Path | None = None,
 ) -> Recall:
     """The recall block for the repository at cwd. `here` is the code branch the session works
     on (read from cwd's HEAD when None): its own sessions come first. With `known` (the part
     hashes a conversation already carries), only parts that changed are in the block, and the
-    block is empty when none did."""
+    block is empty when none did. `state_dir`: gitvault's folder of the repository, when the
+    caller resolved it already (else resolved from cwd when needed)."""
     branch = branch or layout.branch_name(gitcmd.config_get(cwd, layout.BRANCH_KEY))
     if here is None:
         here = _current_branch(cwd)
@@ -147,7 +149,7 @@ def build(
             body = "\n".join(
                 ln for ln in body.split("\n") if not cites.rests_only_on_buried(ln, tombs)
             )
-        stale = _stale_lines(cwd, by_path[layout.DIGEST].oid)
+        stale = _stale_lines(cwd, by_path[layout.DIGEST].oid, state_dir)
         if stale:  # found by `gitvault verify` ahead of time: marked, not recomputed here
             body = "\n".join(
                 f"{ln} [stale: {'; '.join(stale[ln])}; `gitvault verify`]" if ln in stale else ln
@@ -158,7 +160,7 @@ def build(
                 f"digest beyond {DIGEST_MAX:,} of {len(body):,} characters "
                 f"(`gitvault show {layout.DIGEST}`)"
             )
-        behind = fold_line(cwd, read(layout.CONFIG))
+        behind = fold_line(cwd, read(layout.CONFIG), state_dir)
         parts.append(
             f"Project memory digest (folded {when} by {merger}; "
             "cite-check with `git show <sha>`):\n"
@@ -337,25 +339,28 @@ def _headings(text: str) -> frozenset[str]:
     return frozenset(ln for ln in text.split("\n") if ln.startswith(("## ", "# ")))
 
 
-def _stale_lines(cwd: Path, digest_blob: str) -> dict[str, list[str]]:
-    from gitvault.memory import staleness
+def _state_dir(cwd: Path, given: Path | None) -> Path:
     from gitvault.resolve import resolve
 
+    return given if given is not None else resolve(cwd).state_dir
+
+
+def _stale_lines(cwd: Path, digest_blob: str, state_dir: Path | None) -> dict[str, list[str]]:
+    from gitvault.memory import staleness
+
     try:
-        return staleness.stale_lines(resolve(cwd).state_dir, digest_blob)
+        return staleness.stale_lines(_state_dir(cwd, state_dir), digest_blob)
     except Exception:  # noqa: BLE001 - recall is fail-open
         return {}
 
 
-def fold_line(cwd: Path, vault_toml: str) -> str:
+def fold_line(cwd: Path, vault_toml: str, state_dir: Path | None = None) -> str:
     """One short line while the digest is behind for a reason or the last fold failed, from
     the state file the fold writes (plain json: no git object is read); "" otherwise."""
     import json
 
-    from gitvault.resolve import resolve
-
     try:
-        path = resolve(cwd).state_dir / layout.FOLD_STATE
+        path = _state_dir(cwd, state_dir) / layout.FOLD_STATE
         state = json.loads(path.read_text(encoding="utf-8"))
     except Exception:  # noqa: BLE001 - recall is fail-open; no state file: nothing to say
         return ""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gitvault.errors import Busy, GitvaultError, Refused
-from gitvault.memory import clean, ledger, sections
+from gitvault.memory import clean, sections
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, layout, schemas
 from gitvault.vault.config import DEFAULT_VAULT_TOML, parse_vault_toml
@@ -93,17 +93,13 @@ def save_session(
     now: datetime | None = None,
     private: bool = False,
 ) -> Saved:
-    """The domain operation every caller uses (CLI, hooks, skills): append the session, then
-    mark the agent session saved, so its Stop hook no longer asks for this work.
+    """Append the session to the vault. An agent session's save goes through
+    gitvault.agents.capture.save, which adds the commits it made and marks it saved.
 
     private (or [sync] share without "sessions"): the session goes to a local-only ref
     (layout.PRIVATE_REF) that `gitvault sync` never pushes; recall still shows it here."""
     body, redactions = prepare(raw)
     extra = {**where_saved(loc), **(extra or {})}
-    if mode == "manual" and "commits" not in extra:
-        # What this session made (its worktree's HEAD reflog while it ran): a later recall
-        # knows this save covers the same work as a mechanical record of it.
-        extra["commits"] = ledger.commits_made(loc, session_id) or None
     shared = Vault(loc)
     shared.check_format()
     if not private:
@@ -123,7 +119,6 @@ def save_session(
             )
         except PathTaken:
             continue  # a racing save took this slug first: take the next one
-        ledger.mark_saved(loc, session_id)
         return saved
     raise GitvaultError(f"too many sessions named {base}", hint="pass a different --title")
 

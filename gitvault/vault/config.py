@@ -30,7 +30,10 @@ _COMMENTS: dict[tuple[str, str], str] = {
     ("fold", "fallback"): '"builtin": a background fold whose model fails folds offline; "none"',
     ("fold", "recent_first"): "a backlog over today's budget folds its newest history first",
     ("fold", "horizon_days"): "never fold history this many days older than the newest (0: all)",
-    ("recall", "max_chars"): "the whole SessionStart block; Claude Code spills >10,000 to a file",
+    (
+        "recall",
+        "max_chars",
+    ): "the whole session-start block; longer hook output may never reach the model",
     ("capture", "stop_after_turns"): "0: ask for a save only when this session made commits",
     ("capture", "fold_on_session_end"): "start a background fold when a session ends",
     ("patch", "files"): 'more agent files (e.g. "AGENTS.md") get the same managed section',

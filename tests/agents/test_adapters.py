@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from gitvault.agents import adapters
-from gitvault.agents.adapters import dispatch
+from gitvault.agents import adapters, hookinput
+from gitvault.agents.adapters.base import CANONICAL_SCHEMA
 from gitvault.agents.adapters.codex import Codex
 from gitvault.agents.adapters.copilot import Copilot
 from gitvault.agents.adapters.gemini import Gemini
@@ -28,6 +28,10 @@ from tests.support.repos import Repo
 
 SAMPLES = DATA / "agent_hooks"
 SID = "01a22e8b-d414-7dd1-af0b-cf806e48a69b"
+
+
+def _problems(payload: Any) -> list[str]:
+    return hookinput.validate(CANONICAL_SCHEMA, payload)
 
 
 def _sample(name: str, cwd: Path, **extra: Any) -> str:
@@ -101,7 +105,7 @@ def test_inputs_are_normalised_onto_one_payload(tmp_path: Path) -> None:
     copilot = json.loads(_sample("copilot-agentStop-stop_hook_active", tmp_path))
     payload = Copilot().normalise("turn-end", copilot)
     assert payload["session_id"] == copilot["sessionId"] and payload["stop_hook_active"] is True
-    assert dispatch.problems(payload) == []
+    assert _problems(payload) == []
     start = Copilot().normalise(
         "session-start", json.loads(_sample("copilot-sessionStart", tmp_path))
     )
@@ -110,8 +114,8 @@ def test_inputs_are_normalised_onto_one_payload(tmp_path: Path) -> None:
     assert gemini["prompt"] == "please run it" and gemini["stop_hook_active"] is False
     codex = Codex().normalise("turn-end", json.loads(_sample("codex-Stop", tmp_path)))
     assert codex["session_id"] == SID and "transcript_path" not in codex
-    assert dispatch.problems({"session_id": "../../etc"}) != []
-    assert dispatch.problems(Copilot().normalise("turn-end", {"session_id": SID})) != []
+    assert _problems({"session_id": "../../etc"}) != []
+    assert _problems(Copilot().normalise("turn-end", {"session_id": SID})) != []
 
 
 def test_each_agent_gets_its_own_output_shape() -> None:

@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from gitvault.agents import hooks
+from gitvault.agents import runtime
+from gitvault.agents.adapters.claude import ADAPTER as CLAUDE
 from tests.support.claude_hooks import run_hook, sample
 from tests.support.memory import set_config
 from tests.support.repos import Repo
@@ -140,6 +141,13 @@ def _payloads(
         yield f"{index}: {raw[:120]}", raw
 
 
+def _bound(event: str) -> float:
+    """The time bound of the Claude Code hook called with this event word."""
+    canonical = CLAUDE.event_for(event)
+    assert canonical is not None, event
+    return CLAUDE.time_bound(canonical)
+
+
 def _run_in_process(event: str, raw: str, repo: Repo) -> tuple[float, str]:
     old_stdin, old_env = sys.stdin, os.environ.get("CLAUDE_PROJECT_DIR")
     os.environ["CLAUDE_PROJECT_DIR"] = str(repo.path)
@@ -148,7 +156,7 @@ def _run_in_process(event: str, raw: str, repo: Repo) -> tuple[float, str]:
     started = time.monotonic()
     try:
         with redirect_stdout(out):
-            code = hooks.main([event])
+            code = runtime.main(["claude", event])
     finally:
         sys.stdin = old_stdin
         if old_env is None:
@@ -172,7 +180,7 @@ def _fuzz(repo: Repo, special: dict[str, str], per_hook: int, seed: int) -> list
             except BaseException as exc:  # noqa: BLE001 - report every failure
                 failures.append(f"{event} {label}: raised {type(exc).__name__}: {exc}")
                 continue
-            if elapsed > hooks.TIME_BOUNDS[event]:
+            if elapsed > _bound(event):
                 failures.append(f"{event} {label}: took {elapsed:.1f}s")
             if out:
                 try:
@@ -225,10 +233,10 @@ def test_special_files_as_transcript_path_end_within_the_bound(
         for session in (sid, str(uuid.uuid4())):
             payload = sample(key, repo=repo, session_id=session, transcript_path=path)
             started = time.monotonic()
-            done = run_hook(event, payload, repo=repo, timeout=hooks.TIME_BOUNDS[event] + 30)
+            done = run_hook(event, payload, repo=repo, timeout=_bound(event) + 30)
             elapsed = time.monotonic() - started
             assert done.returncode == 0, (name, done.stderr)
-            if elapsed > min(hooks.TIME_BOUNDS[event], 5.0):
+            if elapsed > min(_bound(event), 5.0):
                 slow.append(f"{name}: {elapsed:.1f}s")
     assert slow == [], slow
 

@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitvault.agents import hookinput
-from gitvault.agents.transcript import read_transcript
+from gitvault.agents.adapters.claude import ADAPTER as CLAUDE
+from gitvault.agents.adapters.claude.transcript import read_transcript
 from gitvault.memory import recall
 from gitvault.resources import schema_path
 from gitvault.vault import frontmatter, schemas
@@ -254,10 +255,10 @@ def test_session_start_gives_up_after_two_seconds(repo: Repo, tmp_path: Path) ->
 def test_hooks_import_only_what_they_need(repo: Repo, tmp_path: Path) -> None:
     probe = (
         "import io, json, sys\n"
-        "from gitvault.agents import hooks as claude_hooks\n"
+        "from gitvault.agents import runtime\n"
         "for event, key in (('session-start', 'SessionStart:startup'), ('stop', 'Stop:False')):\n"
         "    sys.stdin = io.StringIO(json.dumps(json.loads(sys.argv[1])[key]['input']))\n"
-        "    claude_hooks.main([event])\n"
+        "    runtime.main(['claude', event])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in\n"
         "               ('pygit2', 'typer', 'rich', 'jsonschema'))\n"
         "print('HEAVY=' + json.dumps(heavy))\n"
@@ -555,9 +556,11 @@ def test_session_end_fold_can_be_disabled_and_is_lease_guarded(
 
 # =========================================================================== inputs, GITVAULT_CHILD
 
+# Claude Code's own input schemas, per canonical event (its adapter checks them first).
+SCHEMAS = CLAUDE.input_schemas
 _EVENT_OF_KEY = {
     "SessionStart": "session-start",
-    "Stop": "stop",
+    "Stop": "turn-end",
     "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
 }
@@ -565,7 +568,7 @@ _EVENT_OF_KEY = {
 
 @functools.cache
 def _validator(event: str) -> jsonschema.Draft202012Validator:
-    schema = json.loads(schema_path(hookinput.EVENTS[event]).read_text())
+    schema = json.loads(schema_path(SCHEMAS[event]).read_text())
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -603,14 +606,14 @@ def test_hookinput_agrees_with_jsonschema_on_the_samples_and_broken_inputs() -> 
     checked = 0
     for key, recorded in SAMPLES.items():
         name = key.split(":")[0]
-        for event in hookinput.EVENTS:
+        for event in SCHEMAS:
             payload = recorded["input"]
             for instance in [payload, *_broken_variants(payload)]:
-                mine = not hookinput.validate(event, instance)
+                mine = not hookinput.validate(SCHEMAS[event], instance)
                 assert mine == _jsonschema_ok(event, instance), (event, instance)
                 checked += 1
         if name in _EVENT_OF_KEY:
-            assert hookinput.validate(_EVENT_OF_KEY[name], recorded["input"]) == [], key
+            assert hookinput.validate(SCHEMAS[_EVENT_OF_KEY[name]], recorded["input"]) == [], key
     assert checked > 400
 
 
@@ -644,13 +647,13 @@ _events = st.sampled_from(["SessionStart", "Stop", "PreCompact", "SessionEnd", "
 
 @settings(max_examples=200, deadline=None)
 @given(
-    event=st.sampled_from(sorted(hookinput.EVENTS)),
+    event=st.sampled_from(sorted(SCHEMAS)),
     payload=st.dictionaries(_keys, _json | _events, max_size=8),
 )
 def test_hookinput_agrees_with_jsonschema_on_generated_inputs(
     event: str, payload: dict[str, Any]
 ) -> None:
-    assert (not hookinput.validate(event, payload)) == _jsonschema_ok(event, payload)
+    assert (not hookinput.validate(SCHEMAS[event], payload)) == _jsonschema_ok(event, payload)
 
 
 def test_gitvault_child_makes_every_hook_exit_at_once(

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from gitvault.agents.ledger import load
 from gitvault.memory import attribution, recall, sessions
-from gitvault.memory.ledger import load
 from gitvault.resolve import resolve
 from gitvault.vault import frontmatter
 from tests.support.claude_hooks import run_hook, sample, session_state, write_transcript
@@ -198,9 +198,11 @@ def test_save_refuses_an_id_that_is_not_one(repo: Repo) -> None:
 def test_the_stop_command_quotes_what_came_from_hook_input(repo: Repo) -> None:
     from gitvault.agents import capture
 
-    reason = capture.save_request("abc'def", [], 3, "gitvault")
+    reason = capture.save_request("abc'def", [], 3, "gitvault", "claude-code")
     assert "--session-id" not in reason, "an id that is not one never reaches the command"
-    reason = capture.save_request("3c83ba28-d6ea-4e81-9979-29ae642ca573", [], 3, "gitvault")
+    reason = capture.save_request(
+        "3c83ba28-d6ea-4e81-9979-29ae642ca573", [], 3, "gitvault", "claude-code"
+    )
     assert "save --session-id 3c83ba28-d6ea-4e81-9979-29ae642ca573 --agent" in reason
     # A session id with shell metacharacters is refused at the door (schema + pattern).
     payload = sample("Stop:False", session_id="$(touch pwned)", cwd=str(repo.path))

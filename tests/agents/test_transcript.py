@@ -1,4 +1,4 @@
-"""gitvault.agents.transcript: the tolerant Claude Code transcript reader.
+"""gitvault.agents.adapters.claude.transcript: the tolerant Claude Code transcript reader.
 
 Fixtures in tests/data/transcripts/ are REAL transcripts written by Claude Code 2.1.197
 (npm @anthropic-ai/claude-code, run headless with `-p` against tests/support/mock_anthropic.py on
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitvault.agents.transcript import (
+from gitvault.agents.adapters.claude.transcript import (
     ASSISTANT_TEXTS_KEPT,
     COMPACT_SUMMARY,
     DUPLICATE,

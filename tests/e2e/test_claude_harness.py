@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from gitvault.agents.transcript import commits_in, read_transcript
+from gitvault.agents.adapters.claude.transcript import commits_in, read_transcript
 from tests.support.claude_cli import (
     FAKE_API_KEY,
     claude_binary,

@@ -1,57 +1,72 @@
-"""The agent adapters: one module per coding agent (claude, codex, gemini, copilot) that knows
-its settings file and format, event names, input fields and output shape, and maps them onto
-gitvault's one set of behaviours (gitvault.agents.hooks.behave). This module is the registry.
+"""The agent adapters: one module per coding agent that knows its settings file and format,
+event names, input fields, output shape, instruction file and transcript, and maps them onto
+gitvault's one set of behaviours (gitvault.agents.behaviours, run by gitvault.agents.runtime).
+This module is the registry; nothing outside this package names an agent.
 
-Adding an agent = one module with an Adapter subclass, listed in ADAPTERS, plus its tests.
+Adding an agent = one module here whose ADAPTER is an Adapter subclass, its name in NAMES, and
+its tests. The registry imports an adapter only when asked for it (get): a hook loads the one
+adapter it serves, nothing else.
 
 Which agents a clone serves is `git config gitvault.agents`: a comma-separated list of adapter
-names, or "none" (install --agent none / --no-claude with nothing else). Unset (installs
+names, or "none" (install --agent none / --no-<DEFAULT> with nothing else). Unset (installs
 before agents were configurable): every agent whose hooks are present.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import importlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gitvault.agents.adapters.base import Adapter
-from gitvault.agents.adapters.claude import Claude
-from gitvault.agents.adapters.codex import Codex
-from gitvault.agents.adapters.copilot import Copilot
-from gitvault.agents.adapters.gemini import Gemini
-from gitvault.errors import GitvaultError
-from gitvault.vault import layout
+if TYPE_CHECKING:
+    from gitvault.agents.adapters.base import Adapter
 
-ADAPTERS: dict[str, Adapter] = {a.name: a for a in (Claude(), Codex(), Gemini(), Copilot())}
+# Registry order: how lists are rendered and parsed, which agent's session a shell belongs to
+# when several variables are set.
+NAMES = ("claude", "codex", "gemini", "copilot")
+# The agent gitvault 0.1 served alone: install wires it whether or not it is on PATH (unless
+# --no-<it>), and the 0.1 hook forms (`gitvault-hook EVENT`, `python -m gitvault.claude_hooks`)
+# are its hooks.
+DEFAULT = "claude"
 NONE = "none"
 
 
 def get(name: str) -> Adapter:
-    return ADAPTERS[name]
+    """The adapter called `name` (KeyError for no such agent); imports its module only."""
+    if name not in NAMES:
+        raise KeyError(name)
+    adapter: Adapter = importlib.import_module(f"{__name__}.{name}").ADAPTER
+    return adapter
+
+
+def all_adapters() -> dict[str, Adapter]:
+    """Every adapter, in registry order (imports them all: install, status, the fold)."""
+    return {name: get(name) for name in NAMES}
 
 
 def names() -> list[str]:
-    return list(ADAPTERS)
+    return list(NAMES)
 
 
 def parse(text: str) -> list[str]:
     """`--agent claude,codex` → ["claude", "codex"] (registry order); "none" → []."""
+    from gitvault.errors import GitvaultError
+
     wanted = [w.strip().lower() for w in text.split(",") if w.strip()]
     if wanted == [NONE]:
         return []
-    unknown = [w for w in wanted if w not in ADAPTERS]
+    unknown = [w for w in wanted if w not in NAMES]
     if unknown or not wanted:
         raise GitvaultError(
             f"unknown agent {', '.join(unknown) or repr(text)}",
-            hint=f"use a comma-separated list of {', '.join(ADAPTERS)}, or none",
+            hint=f"use a comma-separated list of {', '.join(NAMES)}, or none",
         )
-    return [name for name in ADAPTERS if name in wanted]
+    return [name for name in NAMES if name in wanted]
 
 
 def render(chosen: Iterable[str]) -> str:
-    listed = [name for name in ADAPTERS if name in set(chosen)]
+    listed = [name for name in NAMES if name in set(chosen)]
     return ",".join(listed) or NONE
 
 
@@ -59,11 +74,11 @@ def from_config(value: str | None) -> list[str] | None:
     """The agents `git config gitvault.agents` names (None when unset)."""
     if value is None or not value.strip():
         return None
-    return [w for w in (p.strip().lower() for p in value.split(",")) if w in ADAPTERS]
+    return [w for w in (p.strip().lower() for p in value.split(",")) if w in NAMES]
 
 
 def configured(cwd: Path) -> list[str] | None:
-    from gitvault.vault import gitcmd
+    from gitvault.vault import gitcmd, layout
 
     return from_config(gitcmd.config_get(cwd, layout.AGENTS_KEY))
 
@@ -76,24 +91,23 @@ def serves(value: str | None, name: str) -> bool:
 
 def detected(workdir: Path, environ: Mapping[str, str] | None = None) -> list[str]:
     """install's default: the agents on PATH, or whose gitvault hooks this worktree already
-    has; Claude Code always."""
+    has; the DEFAULT agent always."""
+    import os
+    import shutil
+
     env = os.environ if environ is None else environ
     path = env.get("PATH", os.defpath)
     found = []
-    for name, adapter in ADAPTERS.items():
-        if (
-            name == "claude"
-            or shutil.which(adapter.binary, path=path)
-            or adapter.installed(workdir)
-        ):
+    for name, adapter in all_adapters().items():
+        if name == DEFAULT or shutil.which(adapter.binary, path=path) or adapter.installed(workdir):
             found.append(name)
     return found
 
 
 def session_from_env(environ: Mapping[str, str]) -> tuple[str, str] | None:
     """(agent, session id) when this process runs inside an agent's shell that exports its
-    session id (CLAUDE_CODE_SESSION_ID, CODEX_SESSION_ID, COPILOT_AGENT_SESSION_ID)."""
-    for adapter in ADAPTERS.values():
+    session id (each adapter's session_env)."""
+    for adapter in all_adapters().values():
         session = adapter.session_from_env(environ)
         if session:
             return adapter.agent, session
@@ -103,7 +117,7 @@ def session_from_env(environ: Mapping[str, str]) -> tuple[str, str] | None:
 def instruction_files(chosen: Iterable[str]) -> list[str]:
     out: list[str] = []
     for name in chosen:
-        rel = ADAPTERS[name].instruction_file
+        rel = get(name).instruction_file
         if rel not in out:
             out.append(rel)
     return out
@@ -111,13 +125,33 @@ def instruction_files(chosen: Iterable[str]) -> list[str]:
 
 def patch_targets(configured_files: Iterable[str], chosen: list[str] | None) -> list[str]:
     """The agent files a fold keeps current: vault.toml's patch.files plus the instruction
-    files of the agents this clone serves; a default entry (CLAUDE.md) is left out when its
-    agent is not served (install --agent codex writes no CLAUDE.md)."""
+    files of the agents this clone serves; a default entry (vault.toml's own default list) is
+    left out when its agent is not served (install --agent codex writes no file of the DEFAULT
+    agent)."""
+    from gitvault.vault import layout
+
     listed = list(configured_files)
     if chosen is None:
         return listed
     own = set(instruction_files(chosen))
-    unserved = {a.instruction_file for a in ADAPTERS.values()} - own
+    unserved = {a.instruction_file for a in all_adapters().values()} - own
     defaults = set(layout.DEFAULTS["patch"]["files"])
     out = [name for name in listed if not (name in unserved and name in defaults)]
     return out + [name for name in instruction_files(chosen) if name not in out]
+
+
+def session_labels() -> list[str]:
+    """The agents whose shell exports their session id: inside them `gitvault save` needs no
+    --session-id or --agent."""
+    return [a.label for a in all_adapters().values() if a.session_env]
+
+
+def session_variables() -> list[str]:
+    """The variables agents' shells export with the session id, in registry order."""
+    return [var for a in all_adapters().values() for var in a.session_env]
+
+
+def session_agents() -> str:
+    """The agents `gitvault save` attributes a save to by itself, as a person reads them."""
+    agents = [a.agent for a in all_adapters().values() if a.session_env]
+    return ", ".join(agents[:-1]) + f" or {agents[-1]}" if len(agents) > 1 else "".join(agents)

@@ -1,78 +1,82 @@
-"""What an agent adapter is, and the pieces the adapters share.
+"""What an agent adapter is, and what the adapters share.
 
 An adapter knows one agent's facts and nothing else: where its hook configuration lives and in
 which format, its event names, the field names of its hook input (mapped onto one canonical
-payload), the shape of its hook output, its instruction file, the variable its shell exports
-with the session id, and how to tell whether the agent trusts the project. The behaviours
-(recall at start, ask for a save at turn end, records at compaction and session end, the
-background fold) are gitvault.agents.hooks.behave, one copy for every agent.
+payload), the shape of its hook output, the transcript it writes (when gitvault can read it),
+its instruction file, the variable its shell exports with the session id, and how to tell
+whether the agent trusts the project. The behaviours (recall at start, ask for a save at turn
+end, records at compaction and session end, the background fold) are gitvault.agents.behaviours,
+one copy for every agent, run by gitvault.agents.runtime.
 
-Canonical events: session-start, turn-end, pre-compact, session-end. The canonical payload:
-session_id (required), cwd, transcript_path (only where gitvault can read the format: Claude
-Code's), source, stop_hook_active, prompt.
+Canonical events: session-start, turn-end, pre-compact, session-end. The canonical payload
+(schemas/agent-hook-input.json): session_id (required), cwd, transcript_path, source,
+stop_hook_active, prompt, agent_id.
+
+Imported on every hook, so it holds no dataclass (dataclasses pulls in inspect) and leaves what
+only install needs to be imported when install runs.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
-import shlex
-import shutil
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from gitvault.errors import Refused
-from gitvault.resolve import Location
-from gitvault.vault import launcher, layout
-from gitvault.vault.files import atomic_write
+from gitvault.vault import layout
+from gitvault.vault.launcher import ENTRY
+
+if TYPE_CHECKING:
+    from gitvault.agents.behaviours import HookCall
+    from gitvault.resolve import Location
 
 EVENTS = ("session-start", "turn-end", "pre-compact", "session-end")
-MARKER = launcher.ENTRY  # every hook command gitvault writes names gitvault-hook
+MARKER = ENTRY  # every hook command gitvault writes names gitvault-hook
 # gitvault's own hook bounds (seconds), per canonical event; an adapter may lower them.
 TIME_BOUNDS = {"session-start": 2.0, "turn-end": 20.0, "pre-compact": 45.0, "session-end": 25.0}
+CANONICAL_SCHEMA = "agent-hook-input.json"
+
+Payload = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Hook:
-    """One hook gitvault installs: the agent's event name, the canonical event it maps to, and
-    the agent's timeout for it (in the agent's own unit)."""
+class Hook(NamedTuple):
+    """One hook gitvault installs: the agent's event name, the canonical event it maps to, the
+    agent's timeout for it (in the agent's own unit), the matcher of its group, and the event
+    word its command passes to `gitvault-hook <agent>` (the canonical event unless set)."""
 
     native: str
     event: str
     timeout: int
     matcher: str | None = None
+    word: str | None = None
 
 
-@dataclass(frozen=True)
-class Trust:
+class Trust(NamedTuple):
     """Whether the agent will run the project's hooks: True, False, or None (cannot tell)."""
 
     trusted: bool | None
     detail: str
 
 
-@dataclass
 class AdapterReport:
-    changes: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    """What an install or uninstall of one agent changed, and what a person should know."""
 
-
-Payload = dict[str, Any]
+    def __init__(self) -> None:
+        self.changes: list[str] = []
+        self.notes: list[str] = []
 
 
 class Adapter:
-    """One agent. Subclasses fill in the class attributes and the three agent-specific
-    methods (normalise, shape, and the settings merge); everything else is shared."""
+    """One agent. Subclasses fill in the class attributes, normalise (when the agent's field
+    names differ), and the settings merge; everything else is shared."""
 
     name: ClassVar[str]  # the --agent value, the hook command's argument, git config
     agent: ClassVar[str]  # recorded in saves: `agent: codex`
     label: ClassVar[str]  # shown to people
     binary: ClassVar[str]  # detected on PATH
     settings_file: ClassVar[str]  # relative to the worktree
+    local_settings_file: ClassVar[str | None] = None  # install --local writes the hooks there
     instruction_file: ClassVar[str]  # gets gitvault's managed section
     session_env: ClassVar[tuple[str, ...]] = ()  # the agent's shell: the session id
     project_var: ClassVar[str] = "PWD"  # hook env: the project folder, when the agent sets one
@@ -83,8 +87,22 @@ class Adapter:
     # The agent HTML-escapes `<` and `>` in a turn-end reason (Codex): hand it a save command
     # without them.
     escapes_angles: ClassVar[bool] = False
+    # Schemas of the agent's own hook input per canonical event, checked before normalise
+    # (the canonical payload is always checked against CANONICAL_SCHEMA after it).
+    input_schemas: ClassVar[Mapping[str, str]] = {}
+    # What names gitvault in a hook command of this agent's settings.
+    markers: ClassVar[tuple[str, ...]] = (MARKER,)
+    # An untrusted verdict is worth a status warning (False: the agent runs the hooks anyway in
+    # some of its modes, so "not trusted" would be a false alarm there).
+    warns_untrusted: ClassVar[bool] = True
 
     # -- the hook runtime ------------------------------------------------------------------
+    def event_for(self, word: str) -> str | None:
+        """The canonical event a `gitvault-hook <agent> WORD` call means (None: not one)."""
+        if word in EVENTS:
+            return word
+        return next((h.event for h in self.hooks if h.word == word), None)
+
     def time_bound(self, event: str) -> float:
         return float(self.bounds.get(event, TIME_BOUNDS.get(event, 10.0)))
 
@@ -96,6 +114,13 @@ class Adapter:
             "source": raw.get("source"),
             "stop_hook_active": bool(raw.get("stop_hook_active")),
         }
+
+    def project_dir(self, payload: Payload | None, environ: Mapping[str, str]) -> str:
+        """Where the session runs: the payload's cwd, else the agent's project variable (PWD
+        may be inherited stale: the process's own folder then)."""
+        cwd = payload.get("cwd") if payload else None
+        from_env = environ.get(self.project_var) if self.project_var != "PWD" else None
+        return str(cwd or from_env or os.getcwd())
 
     def shape(self, event: str, answer: Mapping[str, str] | None) -> str:
         """What to print for a canonical answer: {"context": …} at session-start,
@@ -113,13 +138,30 @@ class Adapter:
             )
         return json.dumps({"decision": answer["decision"], "reason": answer["reason"]})
 
-    def wanted(self, loc: Location, event: str, payload: Payload) -> bool:
+    def wanted(self, call: HookCall) -> bool:
         """A cheap gate before any git work (True: run the behaviour)."""
         return True
 
-    def after(self, loc: Location, event: str, payload: Payload) -> None:
+    def after(self, call: HookCall) -> None:
         """Agent-specific follow-up once the behaviour ran (e.g. notes for commits no git hook
         saw)."""
+
+    def shell_cli(self) -> str:
+        """How the agent's shell runs gitvault, for the save command a turn-end hands it:
+        this gitvault's script by absolute path (the agent's shell may be a login shell whose
+        PATH lacks a virtualenv's gitvault), else this interpreter. Only ever put into
+        transient text, never into a shared file."""
+        import shlex
+        import shutil
+        import sys
+
+        beside = Path(sys.executable).parent / "gitvault"
+        if beside.is_file() and os.access(beside, os.X_OK):
+            return shlex.quote(str(beside))
+        found = shutil.which("gitvault")
+        if found:
+            return shlex.quote(str(Path(found).absolute()))
+        return f"{shlex.quote(sys.executable)} -m gitvault"
 
     def session_from_env(self, environ: Mapping[str, str]) -> str | None:
         for var in self.session_env:
@@ -128,16 +170,54 @@ class Adapter:
                 return value
         return None
 
-    # -- install ---------------------------------------------------------------------------
-    def command(self, event: str) -> str:
-        return launcher.shell_command(f"{self.name} {event}", self.project_var)
+    # -- the transcript (only agents whose transcript format gitvault reads) -------------
+    def transcript_start(self, payload: Payload) -> float | None:
+        """When the session's transcript began (a session whose start no hook saw)."""
+        return None
 
-    def preflight(self, workdir: Path) -> None:
-        check_writable(workdir, self.settings_file, self.name)
+    def commits_shown(self, payload: Payload, candidates: list[str]) -> list[str]:
+        """The candidate commits the session's transcript shows in its tool output ([]: none,
+        or no readable transcript)."""
+        return []
+
+    def prompt_facts(self, payload: Payload, seen: dict[str, Any]) -> dict[str, Any]:
+        """The typed prompts of the transcript, read on from `seen` (offset, prompts, first,
+        last)."""
+        return seen
+
+    # -- install ---------------------------------------------------------------------------
+    @property
+    def opt_out(self) -> str:
+        """How a person leaves this agent out of an install (the end of every refusal hint)."""
+        from gitvault.agents.adapters import DEFAULT
+
+        if self.name == DEFAULT:
+            return f"install with --no-{self.name}"
+        return f"leave {self.name} out of --agent"
+
+    def command(self, hook: Hook) -> str:
+        from gitvault.vault import launcher
+
+        return launcher.shell_command(f"{self.name} {hook.word or hook.event}", self.project_var)
+
+    def preflight(self, workdir: Path, *, local: bool = False) -> None:
+        """Everything about this agent's files that could refuse, before anything is
+        written."""
+        from gitvault.agents.adapters import settings
+
+        settings.check_writable(workdir, self.settings_file, self.opt_out)
         self.load(workdir)
 
-    def load(self, workdir: Path) -> dict[str, Any]:
-        return load_json(workdir / self.settings_file, self.name)
+    def load(self, workdir: Path, rel: str | None = None) -> dict[str, Any]:
+        from gitvault.agents.adapters import settings
+
+        path = workdir / (rel or self.settings_file)
+        data = settings.load(path, self.opt_out)
+        self.check_shape(path, data)
+        return data
+
+    def check_shape(self, path: Path, data: dict[str, Any]) -> None:
+        """Refuse settings whose other keys gitvault touches are not shaped as it needs."""
 
     def merged(self, current: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
@@ -149,20 +229,25 @@ class Adapter:
         """The canonical events gitvault's hooks in these settings serve."""
         raise NotImplementedError
 
-    def install(self, loc: Location) -> AdapterReport:
+    def install(self, loc: Location, *, local: bool = False) -> AdapterReport:
+        from gitvault.agents.adapters import settings
+
         assert loc.workdir is not None
         report = AdapterReport()
-        self.preflight(loc.workdir)
+        self.preflight(loc.workdir, local=local)
         path = loc.workdir / self.settings_file
         current = self.load(loc.workdir)
         merged = self.merged(current)
         if merged != current:
-            write_json(path, merged)
+            settings.write(path, merged)
             report.changes.append(f"added gitvault's {self.label} hooks to {self.settings_file}")
         report.notes.append(f"{self.label}: {self.trust_step}")
         return report
 
     def uninstall(self, loc: Location) -> AdapterReport:
+        from gitvault.agents.adapters import settings
+        from gitvault.errors import Refused
+
         report = AdapterReport()
         if loc.workdir is None:
             return report
@@ -170,7 +255,7 @@ class Adapter:
         if not path.exists():
             return report
         try:
-            check_writable(loc.workdir, self.settings_file, self.name)
+            settings.check_writable(loc.workdir, self.settings_file, self.opt_out)
             current = self.load(loc.workdir)
         except Refused as exc:
             report.notes.append(exc.message)
@@ -188,7 +273,7 @@ class Adapter:
                 except OSError:
                     break
         else:
-            write_json(path, cleaned)
+            settings.write(path, cleaned)
         report.changes.append(f"removed gitvault's {self.label} hooks from {self.settings_file}")
         return report
 
@@ -197,152 +282,24 @@ class Adapter:
 
     def installed(self, workdir: Path) -> list[str]:
         """The canonical events this worktree's settings hand to gitvault ([]: none)."""
+        from gitvault.errors import Refused
+
         try:
             return self.ours_in(self.load(workdir))
         except Refused:
             return []
 
+    def missing_wiring(self, workdir: Path) -> list[str]:
+        """What of this agent's wiring the worktree lacks (a new `git worktree add` has only
+        the files the team committed)."""
+        return [] if self.installed(workdir) else [f"{self.label} hooks"]
+
+    def wiring_folder(self) -> str:
+        """What a team commits so that every new worktree has the wiring."""
+        return self.settings_file
+
     def trust(self, workdir: Path, environ: Mapping[str, str]) -> Trust:
         return Trust(None, "")
-
-
-# -- shared helpers --------------------------------------------------------------------------
-
-
-def is_ours(handler: Any, key: str = "command") -> bool:
-    return isinstance(handler, dict) and MARKER in str(handler.get(key, ""))
-
-
-def absolute_cli() -> str:
-    """How the agent's shell runs gitvault, independent of its PATH (Codex may run a login
-    shell whose PATH lacks a virtualenv's gitvault): this gitvault's script, by absolute path,
-    else this interpreter. Only ever put into transient text (a turn-end reason), never into a
-    shared file."""
-    beside = Path(sys.executable).parent / "gitvault"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return shlex.quote(str(beside))
-    found = shutil.which("gitvault")
-    if found:
-        return shlex.quote(str(Path(found).absolute()))
-    return f"{shlex.quote(sys.executable)} -m gitvault"
-
-
-def check_writable(workdir: Path, rel: str, name: str) -> None:
-    """Refuse (exit 3) to write through a symbolic link or outside the worktree."""
-    from gitvault.agents import claude
-
-    try:
-        claude.check_writable(workdir, rel)
-    except Refused as exc:
-        raise Refused(exc.message, hint=f"fix it, or leave {name} out of --agent") from exc
-
-
-def load_json(path: Path, name: str) -> dict[str, Any]:
-    """A settings file as a JSON object ({} when missing); refuses anything gitvault could only
-    rewrite by losing what is there (not UTF-8, not strict JSON, not an object)."""
-    hint = f"fix the file, or leave {name} out of --agent"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Refused(f"{path} cannot be read as UTF-8 text", hint=hint) from exc
-    try:
-        data = json.loads(text, parse_constant=_no_constant) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise Refused(f"{path} is not valid JSON (line {exc.lineno})", hint=hint) from exc
-    except (ValueError, RecursionError) as exc:
-        raise Refused(f"{path} is not strict JSON ({exc})", hint=hint) from exc
-    if not isinstance(data, dict):
-        raise Refused(f"{path} is not a JSON object", hint=hint)
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
-        raise Refused(f'{path}: "hooks" is not an object of lists', hint=hint)
-    return data
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
-
-
-Handler = Callable[[Hook], dict[str, Any]]
-
-
-def merge_grouped(
-    settings: dict[str, Any], hooks: tuple[Hook, ...], handler: Handler
-) -> dict[str, Any]:
-    """Claude Code's layout (Codex and Gemini use it too): {"hooks": {Event: [{"matcher"?,
-    "hooks": [handler, …]}]}}. Foreign groups and handlers are kept in place; gitvault's group
-    is replaced when it differs, so a second install changes nothing."""
-    out = copy.deepcopy(settings)
-    table = out.setdefault("hooks", {})
-    for hook in hooks:
-        group: dict[str, Any] = {"hooks": [handler(hook)]}
-        if hook.matcher is not None:
-            group = {"matcher": hook.matcher, **group}
-        existing = table.get(hook.native, [])
-        ours = [g for g in existing if _group_is_ours(g)]
-        if ours == [group]:
-            continue
-        table[hook.native] = _drop_grouped(existing) + [group]
-    return out
-
-
-def clean_grouped(settings: dict[str, Any]) -> dict[str, Any]:
-    return clean_table(settings, _drop_grouped)
-
-
-def clean_table(settings: dict[str, Any], drop: Callable[[list[Any]], list[Any]]) -> dict[str, Any]:
-    """settings without gitvault's entries: `drop` keeps the rest of one event's list; an
-    event left empty goes, and the "hooks" table when nothing is left in it."""
-    out = copy.deepcopy(settings)
-    table = out.get("hooks")
-    if not isinstance(table, dict):
-        return out
-    for event in list(table):
-        if isinstance(table[event], list):
-            left = drop(table[event])
-            if left:
-                table[event] = left
-            else:
-                del table[event]
-    if not table:
-        del out["hooks"]
-    return out
-
-
-def grouped_events(settings: dict[str, Any], hooks: tuple[Hook, ...]) -> list[str]:
-    table = settings.get("hooks")
-    if not isinstance(table, dict):
-        return []
-    return [
-        h.event
-        for h in hooks
-        if any(_group_is_ours(g) for g in table.get(h.native, []) or [] if isinstance(g, dict))
-    ]
-
-
-def _group_is_ours(group: Any) -> bool:
-    return isinstance(group, dict) and any(is_ours(h) for h in group.get("hooks", []) or [])
-
-
-def _drop_grouped(groups: list[Any]) -> list[Any]:
-    kept = []
-    for group in groups:
-        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-            kept.append(group)
-            continue
-        handlers = [h for h in group["hooks"] if not is_ours(h)]
-        if handlers:
-            kept.append({**group, "hooks": handlers})
-        elif not any(is_ours(h) for h in group["hooks"]):
-            kept.append(group)
-    return kept
 
 
 def find_up(workdir: Path, table: Mapping[str, Any], accept: Callable[[Any], bool]) -> str | None:
@@ -353,10 +310,3 @@ def find_up(workdir: Path, table: Mapping[str, Any], accept: Callable[[Any], boo
             if key in table and accept(table[key]):
                 return str(folder)
     return None
-
-
-def read_json_file(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

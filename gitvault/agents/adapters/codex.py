@@ -26,16 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gitvault.agents.adapters.base import (
-    Adapter,
-    Hook,
-    Payload,
-    Trust,
-    clean_grouped,
-    find_up,
-    grouped_events,
-    merge_grouped,
-)
+from gitvault.agents.adapters.base import Adapter, Hook, Trust
 
 # How Codex names events in its hook-trust keys.
 SNAKE_NAMES = {
@@ -69,13 +60,10 @@ class Codex(Adapter):
         "again whenever .codex/hooks.json changes)"
     )
 
-    def normalise(self, event: str, raw: Mapping[str, Any]) -> Payload:
-        return super().normalise(event, raw)
-
     def _handler(self, hook: Hook) -> dict[str, Any]:
         handler: dict[str, Any] = {
             "type": "command",
-            "command": self.command(hook.event),
+            "command": self.command(hook),
             "timeout": hook.timeout,
         }
         if hook.event == "session-start":
@@ -83,16 +71,24 @@ class Codex(Adapter):
         return handler
 
     def merged(self, current: dict[str, Any]) -> dict[str, Any]:
-        return merge_grouped(current, self.hooks, self._handler)
+        from gitvault.agents.adapters import settings
+
+        return settings.merge_grouped(current, self.hooks, self._handler, self.markers)
 
     def cleaned(self, current: dict[str, Any]) -> dict[str, Any]:
-        return clean_grouped(current)
+        from gitvault.agents.adapters import settings
+
+        return settings.clean_table(current, lambda g: settings.drop_grouped(g, self.markers))
 
     def ours_in(self, current: dict[str, Any]) -> list[str]:
-        return grouped_events(current, self.hooks)
+        from gitvault.agents.adapters import settings
+
+        return settings.grouped_events(current, self.hooks, self.markers)
 
     def trust(self, workdir: Path, environ: Mapping[str, str]) -> Trust:
         import tomllib
+
+        from gitvault.agents.adapters.base import find_up
 
         home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME", "~")) / ".codex")
         try:
@@ -129,7 +125,7 @@ class Codex(Adapter):
 
     def _trust_keys(self, workdir: Path, hooks_json: str) -> list[str]:
         """Codex's hook-trust keys of gitvault's handlers: <hooks.json>:<event>:<group>:<n>."""
-        from gitvault.agents.adapters.base import is_ours
+        from gitvault.agents.adapters.settings import is_ours
 
         try:
             table = self.load(workdir).get("hooks", {})
@@ -141,6 +137,9 @@ class Codex(Adapter):
             for gi, group in enumerate(table.get(hook.native, []) or []):
                 handlers = group.get("hooks", []) if isinstance(group, dict) else []
                 for hi, handler in enumerate(handlers if isinstance(handlers, list) else []):
-                    if is_ours(handler):
+                    if is_ours(handler, self.markers):
                         keys.append(f"{hooks_json}:{snake}:{gi}:{hi}")
         return keys
+
+
+ADAPTER = Codex()

@@ -18,22 +18,12 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gitvault.agents.adapters.base import (
-    Adapter,
-    Hook,
-    Payload,
-    Trust,
-    clean_table,
-    find_up,
-    is_ours,
-    read_json_file,
-)
+from gitvault.agents.adapters.base import Adapter, Hook, Payload, Trust
 
 SOURCES = {"new": "startup", "resume": "resume"}
 
@@ -75,45 +65,45 @@ class Copilot(Adapter):
         return super().shape(event, answer)
 
     def _handler(self, hook: Hook) -> dict[str, Any]:
-        return {"type": "command", "bash": self.command(hook.event), "timeoutSec": hook.timeout}
+        return {"type": "command", "bash": self.command(hook), "timeoutSec": hook.timeout}
 
     def merged(self, current: dict[str, Any]) -> dict[str, Any]:
-        out = copy.deepcopy(current)
-        out.setdefault("version", 1)
-        table = out.setdefault("hooks", {})
-        for hook in self.hooks:
-            existing = table.get(hook.native, [])
-            ours = [h for h in existing if is_ours(h, "bash")]
-            wanted = self._handler(hook)
-            if ours == [wanted]:
-                continue
-            table[hook.native] = [h for h in existing if not is_ours(h, "bash")] + [wanted]
-        return out
+        from gitvault.agents.adapters import settings
+
+        versioned = {**current}
+        versioned.setdefault("version", 1)
+        return settings.merge_listed(versioned, self.hooks, self._handler, self.markers, "bash")
 
     def cleaned(self, current: dict[str, Any]) -> dict[str, Any]:
-        return clean_table(current, lambda hooks: [h for h in hooks if not is_ours(h, "bash")])
+        from gitvault.agents.adapters import settings
+
+        def drop(handlers: list[Any]) -> list[Any]:
+            return [h for h in handlers if not settings.is_ours(h, self.markers, "bash")]
+
+        return settings.clean_table(current, drop)
 
     def empty(self, settings: dict[str, Any]) -> bool:
         return not {k: v for k, v in settings.items() if k != "version"}
 
     def ours_in(self, current: dict[str, Any]) -> list[str]:
-        table = current.get("hooks")
-        if not isinstance(table, dict):
-            return []
-        return [
-            h.event
-            for h in self.hooks
-            if any(is_ours(x, "bash") for x in table.get(h.native, []) or [])
-        ]
+        from gitvault.agents.adapters import settings
+
+        return settings.listed_events(current, self.hooks, self.markers, "bash")
 
     def trust(self, workdir: Path, environ: Mapping[str, str]) -> Trust:
         if environ.get("COPILOT_ALLOW_ALL") == "true":
             return Trust(True, "COPILOT_ALLOW_ALL=true")
+        from gitvault.agents.adapters.base import find_up
+        from gitvault.agents.adapters.settings import read_lenient
+
         home = Path(environ.get("HOME", "~")).expanduser()
         path = home / ".copilot" / "config.json"
-        data = read_json_file(path)
+        data = read_lenient(path)
         folders = data.get("trustedFolders") if isinstance(data, dict) else None
         table = {str(f): True for f in folders or [] if isinstance(f, str)}
         if find_up(workdir, table, bool):
             return Trust(True, f"trusted in {path}")
         return Trust(False, f'the folder is not in "trustedFolders" of {path}')
+
+
+ADAPTER = Copilot()

@@ -19,26 +19,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from gitvault.agents.adapters.base import (
-    Adapter,
-    AdapterReport,
-    Hook,
-    Payload,
-    Trust,
-    clean_grouped,
-    find_up,
-    grouped_events,
-    merge_grouped,
-    read_json_file,
-)
-from gitvault.resolve import Location
+from gitvault.agents.adapters.base import Adapter, AdapterReport, Hook, Payload, Trust
+
+if TYPE_CHECKING:
+    from gitvault.agents.behaviours import HookCall
+    from gitvault.resolve import Location
 
 DEFAULT_CONTEXT = "GEMINI.md"
 # PreCompress fires before every model request: a record is written there only for commits the
@@ -79,12 +70,14 @@ class Gemini(Adapter):
         return {
             "type": "command",
             "name": f"gitvault-{hook.event}",
-            "command": self.command(hook.event),
+            "command": self.command(hook),
             "timeout": hook.timeout,
         }
 
     def merged(self, current: dict[str, Any]) -> dict[str, Any]:
-        out = merge_grouped(current, self.hooks, self._handler)
+        from gitvault.agents.adapters import settings
+
+        out = settings.merge_grouped(current, self.hooks, self._handler, self.markers)
         context = out.setdefault("context", {})
         if isinstance(context, dict):
             names = context.get("fileName")
@@ -94,28 +87,29 @@ class Gemini(Adapter):
         return out
 
     def cleaned(self, current: dict[str, Any]) -> dict[str, Any]:
-        return clean_grouped(current)
+        from gitvault.agents.adapters import settings
+
+        return settings.clean_table(current, lambda g: settings.drop_grouped(g, self.markers))
 
     def ours_in(self, current: dict[str, Any]) -> list[str]:
-        return grouped_events(current, self.hooks)
+        from gitvault.agents.adapters import settings
 
-    def preflight(self, workdir: Path) -> None:
-        super().preflight(workdir)
-        context = self.load(workdir).get("context", {})
-        if not isinstance(context, dict):
+        return settings.grouped_events(current, self.hooks, self.markers)
+
+    def check_shape(self, path: Path, data: dict[str, Any]) -> None:
+        if not isinstance(data.get("context", {}), dict):
             from gitvault.errors import Refused
 
             raise Refused(
-                f'{workdir / self.settings_file}: "context" is not an object',
-                hint="fix the file, or leave gemini out of --agent",
+                f'{path}: "context" is not an object', hint=f"fix the file, or {self.opt_out}"
             )
 
     # install also remembers whether AGENTS.md was its own addition to context.fileName, so
     # uninstall takes back only that.
-    def install(self, loc: Location) -> AdapterReport:
+    def install(self, loc: Location, *, local: bool = False) -> AdapterReport:
         assert loc.workdir is not None
         before = self.load(loc.workdir)
-        report = super().install(loc)
+        report = super().install(loc, local=local)
         if self.instruction_file not in _names(before) and self.instruction_file in _names(
             self.load(loc.workdir)
         ):
@@ -130,8 +124,10 @@ class Gemini(Adapter):
         report = super().uninstall(loc)
         if loc.workdir is None or not _origin(loc, loc.workdir):
             return report
+        from gitvault.agents.adapters import settings
+
         path = loc.workdir / self.settings_file
-        data = read_json_file(path)
+        data = settings.read_lenient(path)
         if isinstance(data, dict) and isinstance(data.get("context"), dict):
             names = _names(data)
             if self.instruction_file in names:
@@ -142,10 +138,8 @@ class Gemini(Adapter):
                     data["context"]["fileName"] = left
                 if not data["context"]:
                     del data["context"]
-                from gitvault.agents.adapters.base import write_json
-
                 if data:
-                    write_json(path, data)
+                    settings.write(path, data)
                 else:
                     path.unlink()
                     try:
@@ -158,24 +152,21 @@ class Gemini(Adapter):
         _set_origin(loc, loc.workdir, False)
         return report
 
-    def wanted(self, loc: Location, event: str, payload: Payload) -> bool:
+    def wanted(self, call: HookCall) -> bool:
         """PreCompress runs before every model request: one ledger read, no git, unless the
         agent left work it was asked to save unsaved for ASKED_GRACE_SECONDS."""
-        if event != "pre-compact":
+        if call.event != "pre-compact":
             return True
-        from gitvault.memory import ledger
-
-        state = ledger.load(loc, str(payload["session_id"]))
+        state = call.state
         if not state.known or not state.last_ask:
             return False
         unsaved = set(state.asked) - set(state.saved)
         return bool(unsaved) and time.time() - state.last_ask >= ASKED_GRACE_SECONDS
 
-    def after(self, loc: Location, event: str, payload: Payload) -> None:
+    def after(self, call: HookCall) -> None:
         """Notes for the commits this session made: Gemini's shell runs no git hook."""
-        if event not in ("turn-end", "session-end"):
-            return
-        catch_up_notes(loc, str(payload["session_id"]))
+        if call.event in ("turn-end", "session-end"):
+            catch_up_notes(call)
 
     def trust(self, workdir: Path, environ: Mapping[str, str]) -> Trust:
         if environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
@@ -184,7 +175,10 @@ class Gemini(Adapter):
         path = Path(
             environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or home / ".gemini/trustedFolders.json"
         )
-        table = read_json_file(path)
+        from gitvault.agents.adapters.base import find_up
+        from gitvault.agents.adapters.settings import read_lenient
+
+        table = read_lenient(path)
         if not isinstance(table, dict):
             return Trust(False, f"the folder is not trusted ({path} lists no trust for it)")
         parents = {str(Path(k).parent): v for k, v in table.items() if v == "TRUST_PARENT"}
@@ -204,14 +198,17 @@ def _names(settings: dict[str, Any]) -> list[str]:
 
 
 def _origin(loc: Location, workdir: Path) -> bool:
-    data = read_json_file(loc.state_dir / ORIGINS)
+    from gitvault.agents.adapters.settings import read_lenient
+
+    data = read_lenient(loc.state_dir / ORIGINS)
     return isinstance(data, dict) and bool(data.get(str(workdir)))
 
 
 def _set_origin(loc: Location, workdir: Path, added: bool) -> None:
-    from gitvault.vault.files import atomic_write, make_dirs
+    from gitvault.agents.adapters.settings import read_lenient
+    from gitvault.vault.files import make_dirs, write_json
 
-    data = read_json_file(loc.state_dir / ORIGINS)
+    data = read_lenient(loc.state_dir / ORIGINS)
     table = data if isinstance(data, dict) else {}
     if added:
         table[str(workdir)] = True
@@ -219,29 +216,43 @@ def _set_origin(loc: Location, workdir: Path, added: bool) -> None:
         table.pop(str(workdir), None)
     try:
         make_dirs(loc.state_dir)
-        atomic_write(loc.state_dir / ORIGINS, json.dumps(table).encode())
+        write_json(loc.state_dir / ORIGINS, table)
     except OSError:
         pass
 
 
-def catch_up_notes(loc: Location, session_id: str) -> None:
+def catch_up_notes(call: HookCall) -> None:
     """Note the commits on this session's worktree HEAD that have none (back to the first noted
     one), when the session made any: the drainer's catch-up walk, in this process."""
-    from gitvault.memory import attribution, ledger
+    from gitvault.agents import ledger
+    from gitvault.memory import attribution
 
-    state = ledger.load(loc, session_id)
+    loc, state = call.loc, call.state
     git_dir = ledger.session_git_dir(loc, state)
     try:
         made = attribution.made_in(git_dir, state.attribution_runs())
     except OSError:
         return
-    if not made:
+    if not made or not os.path.exists(os.path.join(git_dir, "HEAD")):
+        return
+    from gitvault.vault import gitcmd, layout
+
+    # The common case, every turn after the session's first commit: its HEAD has its note
+    # already. Two git processes say so; the drainer (and pygit2) only load when it has none.
+    try:
+        head = gitcmd.head_ref(git_dir)
+    except OSError:
+        return
+    rev = head[5:] if head.startswith("ref: ") else head
+    tip = gitcmd.first_parent_chain(loc.common_dir, rev, 1)
+    vault = layout.branch_ref(call.branch())
+    if tip and gitcmd.ref_exists(loc.common_dir, f"{vault}:{layout.note_path(*tip[0])}"):
         return
     from gitvault.notes.drain import Drainer, Entry
-    from gitvault.vault import gitcmd
 
-    if not os.path.exists(os.path.join(git_dir, "HEAD")):
-        return
     branch = gitcmd.head_branch(git_dir)
     worktree = "main" if os.path.samefile(git_dir, loc.common_dir) else Path(git_dir).name
     Drainer(loc).catch_up(str(git_dir), Entry("commit", made[-1], branch, worktree, str(git_dir)))
+
+
+ADAPTER = Gemini()

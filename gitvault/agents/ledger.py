@@ -1,6 +1,8 @@
 """Per agent session: when it ran, where, what it saved, what it was asked to save and what
-recall it already carries (the ledger), kept in
-<common git dir>/gitvault/claude-sessions/<id>.json.
+recall it already carries (the ledger), kept in <common git dir>/gitvault/FOLDER/<id>.json.
+
+A hook loads its session's ledger once and stores it at most once (gitvault.agents.behaviours);
+`gitvault save` marks the session saved through it (gitvault.agents.capture.save).
 
 - `runs`: the [start, end] intervals the session was live (SessionStart opens one, SessionEnd
   closes it; an open one ends "now"). A commit belongs to the session when its worktree's HEAD
@@ -13,23 +15,23 @@ recall it already carries (the ledger), kept in
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-from gitvault.errors import GitvaultError
 from gitvault.memory.attribution import Run
 from gitvault.resolve import Location
-from gitvault.vault.files import atomic_write
+from gitvault.vault import files
 
-STATE_DIR = "claude-sessions"
+# Below the state folder. The name is older than the other agents: renaming it would orphan the
+# ledgers of the sessions running during an upgrade.
+FOLDER = "claude-sessions"
 LOOKBACK_SECONDS = 3 * 24 * 3600
 MAX_RUNS = 50
-# What a session id may look like: Claude Code's are UUIDs. Anything else is refused before it
-# can reach a file name or a command line.
+# What a session id may look like (every agent's are UUIDs); the hook input schemas say the
+# same. Anything else is refused before it can reach a file name or a command line.
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -150,31 +152,38 @@ class SessionState:
 
 def path_for(loc: Location, session_id: str) -> Path:
     name = _SAFE.sub("_", session_id)[:100] or "unknown"
-    return loc.state_dir / STATE_DIR / f"{name}.json"
+    return loc.state_dir / FOLDER / f"{name}.json"
+
+
+def _from_data(data: dict[str, Any]) -> SessionState | None:
+    fields = {k: data[k] for k in SessionState.FIELDS if k in data}
+    try:
+        state = SessionState(**fields)
+    except TypeError:
+        return None
+    state.known = True
+    return state
 
 
 def load(loc: Location, session_id: str) -> SessionState:
-    try:
-        data = json.loads(path_for(loc, session_id).read_text(encoding="utf-8"))
-        fields = {k: data[k] for k in SessionState.FIELDS if k in data and k != "known"}
-        state = SessionState(**fields)
-        state.known = True
-        return state
-    except (OSError, ValueError, TypeError):
+    """The session's ledger; a new one (known False) when there is none or it is unreadable."""
+    data = files.load_json_object(path_for(loc, session_id))
+    state = _from_data(data) if data is not None else None
+    if state is None or state.session_id != session_id:
         return SessionState(session_id=session_id, first_seen=time.time())
+    return state
 
 
 def store(loc: Location, state: SessionState) -> None:
     state.last_active = time.time()
     path = path_for(loc, state.session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = state.as_dict()
-    atomic_write(path, json.dumps(data).encode())
+    files.make_dirs(path.parent)
+    files.write_json(path, state.as_dict())
 
 
 def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
     """Other sessions active since `since` (their ledger written since then)."""
-    folder = loc.state_dir / STATE_DIR
+    folder = loc.state_dir / FOLDER
     out = []
     try:
         entries = list(os.scandir(folder))
@@ -185,18 +194,14 @@ def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
         try:
             if entry.name == mine or entry.stat().st_mtime < since:
                 continue
-            data = json.loads(Path(entry.path).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except OSError:
             continue
-        if not isinstance(data, dict) or not isinstance(data.get("session_id"), str):
+        data = files.load_json_object(entry.path)
+        if data is None or not isinstance(data.get("session_id"), str):
             continue
-        fields = {k: data[k] for k in SessionState.FIELDS if k in data}
-        try:
-            state = SessionState(**fields)
-        except TypeError:
-            continue
-        state.known = True
-        out.append(state)
+        state = _from_data(data)
+        if state is not None:
+            out.append(state)
     return out
 
 
@@ -204,36 +209,36 @@ def session_git_dir(loc: Location, state: SessionState) -> Path:
     return Path(state.git_dir) if state.git_dir else loc.git_dir
 
 
-def mark_saved(loc: Location, session_id: str | None) -> None:
-    """A save clears the condition: the commits this session made so far, and its turns, no
-    longer count as unsaved."""
-    if not session_id:
-        return
+def commits_made(loc: Location, state: SessionState) -> list[str]:
+    """The commits the session made so far (its worktree's HEAD reflog while it ran); [] when
+    the session is unknown or its reflog unreadable."""
+    from gitvault.errors import GitvaultError
     from gitvault.memory import attribution
 
-    state = load(loc, session_id)
-    now = time.time()
-    try:
-        made = attribution.made_in(session_git_dir(loc, state), state.attribution_runs())
-    except (OSError, GitvaultError):
-        made = []
-    known = set(state.saved)
-    state.saved = (state.saved + [s for s in made if s not in known])[-2000:]
-    state.last_save = now
-    state.turns_since_save = 0
-    store(loc, state)
-
-
-def commits_made(loc: Location, session_id: str | None) -> list[str]:
-    """The commits a session made so far (for a save's front matter); [] when unknown."""
-    if not session_id:
-        return []
-    from gitvault.memory import attribution
-
-    state = load(loc, session_id)
     if not state.known:
         return []
     try:
         return attribution.made_in(session_git_dir(loc, state), state.attribution_runs())
-    except OSError:
+    except (OSError, GitvaultError):
         return []
+
+
+def mark_saved(state: SessionState, made: list[str], now: float) -> None:
+    """A save clears the condition: the commits the session made so far, and its turns, no
+    longer count as unsaved."""
+    known = set(state.saved)
+    state.saved = (state.saved + [s for s in made if s not in known])[-2000:]
+    state.last_save = now
+    state.turns_since_save = 0
+
+
+def prune(loc: Location, max_age_days: int = 30) -> None:
+    """Forget sessions not seen for a month."""
+    folder = loc.state_dir / FOLDER
+    cutoff = time.time() - max_age_days * 86400
+    try:
+        for path in folder.iterdir():
+            if path.stat().st_mtime < cutoff:
+                path.unlink(missing_ok=True)
+    except OSError:
+        pass

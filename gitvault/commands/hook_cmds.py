@@ -6,12 +6,11 @@ import sys
 
 import typer
 
+from gitvault.agents import adapters
 from gitvault.commands.common import emit_json, err, location, out
 from gitvault.memory import recall as recall_mod
 
-hook_app = typer.Typer(
-    help="Entry points for git and Claude Code hooks (called by gitvault's shims)."
-)
+hook_app = typer.Typer(help="Entry points for git and agent hooks (called by gitvault's shims).")
 
 
 def register(app: typer.Typer) -> None:
@@ -23,9 +22,9 @@ def recall(
     ctx: typer.Context,
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Print the recall block Claude Code's SessionStart hook injects (≤ 9,500 characters)."""
+    """Print the recall block an agent's session-start hook injects (≤ 9,500 characters)."""
     loc = location(ctx)
-    result = recall_mod.build(loc.workdir or loc.common_dir)
+    result = recall_mod.build(loc.workdir or loc.common_dir, state_dir=loc.state_dir)
     for problem in result.problems:
         err.print(f"warning: {problem}", markup=False)
     if json_out:
@@ -48,14 +47,22 @@ def recall(
     sys.stdout.write(result.text + "\n")
 
 
-@hook_app.command("claude")
-def hook_claude(
-    event: str = typer.Argument(..., help="session-start, stop, pre-compact or session-end."),
-) -> None:
-    """Run a Claude Code hook (reads the hook input on stdin; always exits 0)."""
-    from gitvault import hook
+def _agent_hook(name: str) -> None:
+    def run_hook(
+        event: str = typer.Argument(
+            ..., help="session-start, turn-end, pre-compact or session-end."
+        ),
+    ) -> None:
+        from gitvault import hook
 
-    raise typer.Exit(hook.main(["claude", event]))
+        raise typer.Exit(hook.main([name, event]))
+
+    run_hook.__doc__ = f"Run a {name} hook (reads the hook input on stdin; always exits 0)."
+    hook_app.command(name)(run_hook)
+
+
+for _name in adapters.NAMES:
+    _agent_hook(_name)
 
 
 @hook_app.command("git")

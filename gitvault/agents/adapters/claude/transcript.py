@@ -16,7 +16,6 @@ import re
 import stat
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,19 +57,39 @@ GENERATED = "<generated-text>"
 UNREADABLE = "<unreadable>"
 
 
-@dataclass
 class TranscriptSummary:
-    prompt_count: int = 0
-    first_prompt: str | None = None
-    last_prompt: str | None = None
-    # Text of every tool_result / toolUseResult stdout in the main chain, oldest first.
-    tool_outputs: list[str] = field(default_factory=list)
-    # Commands of Bash tool_use blocks, oldest first.
-    bash_commands: list[str] = field(default_factory=list)
-    # The last ASSISTANT_TEXTS_KEPT assistant text blocks, each at most MAX_TEXT_CHARS.
-    assistant_texts: list[str] = field(default_factory=list)
-    # Entry type (or a "<reason>") → how many lines were not used.
-    skipped: dict[str, int] = field(default_factory=dict)
+    """What the main chain of a transcript holds. A plain class: `dataclasses` would cost a
+    hook `inspect` too."""
+
+    def __init__(
+        self,
+        prompt_count: int = 0,
+        first_prompt: str | None = None,
+        last_prompt: str | None = None,
+        tool_outputs: list[str] | None = None,
+        bash_commands: list[str] | None = None,
+        assistant_texts: list[str] | None = None,
+        skipped: dict[str, int] | None = None,
+    ) -> None:
+        self.prompt_count = prompt_count
+        self.first_prompt = first_prompt
+        self.last_prompt = last_prompt
+        # Text of every tool_result / toolUseResult stdout in the main chain, oldest first.
+        self.tool_outputs: list[str] = tool_outputs if tool_outputs is not None else []
+        # Commands of Bash tool_use blocks, oldest first.
+        self.bash_commands: list[str] = bash_commands if bash_commands is not None else []
+        # The last ASSISTANT_TEXTS_KEPT assistant text blocks, each at most MAX_TEXT_CHARS.
+        self.assistant_texts: list[str] = assistant_texts if assistant_texts is not None else []
+        # Entry type (or a "<reason>") → how many lines were not used.
+        self.skipped: dict[str, int] = skipped if skipped is not None else {}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TranscriptSummary) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TranscriptSummary({vars(self)!r})"
 
 
 def _clean(text: str) -> str:

@@ -1,0 +1,173 @@
+"""The one set of behaviours every agent's hooks run (canonical events; each adapter maps its
+agent's events onto them, and gitvault.agents.runtime calls them):
+
+session-start → recall_at_start: the recall block (≤ 9,500 characters) as context. It opens the
+                session's run in the ledger (when and in which worktree it runs: the basis of
+                attribution), remembers a hash of each recall part it injected, and on `resume`
+                injects only the parts that changed since this conversation last got them
+                (nothing when none did); startup, clear and compact inject the whole block.
+turn-end      → ask_for_save_when_due: {"decision": "block", "reason": …} only when a save is
+                due (gitvault.agents.capture).
+pre-compact   → record_unsaved_work: a mechanical session record when this session has
+                unsaved work.
+session-end   → record_and_fold: the same record, closes the run, then a detached,
+                lease-guarded fold.
+
+A HookCall carries what one call reads, each read once: the resolved location, the canonical
+payload, the repository's gitvault settings (one git process), vault.toml's section, and the
+session's ledger; the ledger is stored at most once, by the runtime, after the behaviour.
+Nothing here names an agent: what differs between agents is asked of the adapter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gitvault.agents.adapters.base import Adapter, Payload
+    from gitvault.agents.ledger import SessionState
+    from gitvault.resolve import Location
+
+Answer = dict[str, str]
+
+
+class HookCall:
+    """One hook call of one agent, and what it read."""
+
+    def __init__(self, adapter: Adapter, event: str, loc: Location, payload: Payload) -> None:
+        self.adapter = adapter
+        self.event = event
+        self.loc = loc
+        self.payload = payload
+        self.cwd: Path = loc.workdir or loc.common_dir
+        self._config: dict[str, str] | None = None
+        self._sections: dict[str, dict[str, Any]] = {}
+        self._state: SessionState | None = None
+        self.acted = False  # a behaviour ran (an unserved agent's call stores nothing)
+
+    @property
+    def session_id(self) -> str:
+        return str(self.payload["session_id"])
+
+    def config(self) -> dict[str, str]:
+        """gitvault's keys of the repository's git config, in one process."""
+        if self._config is None:
+            from gitvault.vault import gitcmd
+
+            proc = gitcmd.run_git(["config", "--get-regexp", r"^gitvault\."], self.cwd, check=False)
+            found: dict[str, str] = {}
+            for line in proc.stdout.decode("utf-8", "replace").splitlines():
+                key, _, value = line.partition(" ")
+                found.setdefault(key.lower(), value.strip())
+            self._config = found
+        return self._config
+
+    def branch(self) -> str:
+        from gitvault.vault import layout
+
+        return layout.branch_name(self.config().get(layout.BRANCH_KEY))
+
+    def settings(self, section: str = "capture") -> dict[str, Any]:
+        """A section of the vault's vault.toml, with the defaults (read from the branch tip)."""
+        if section not in self._sections:
+            from gitvault.vault import gitcmd, layout
+
+            rev = f"{layout.branch_ref(self.branch())}:{layout.CONFIG}"
+            proc = gitcmd.run_git(["cat-file", "blob", rev], self.cwd, check=False)
+            text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+            self._sections[section] = layout.read_settings(text, section)
+        return self._sections[section]
+
+    @property
+    def state(self) -> SessionState:
+        """The session's ledger, loaded on first use, once."""
+        if self._state is None:
+            from gitvault.agents import ledger
+
+            self._state = ledger.load(self.loc, self.session_id)
+        return self._state
+
+    def finish(self) -> None:
+        """Store the ledger when a behaviour ran and used it (once per call)."""
+        if self.acted and self._state is not None:
+            from gitvault.agents import ledger
+
+            ledger.store(self.loc, self._state)
+
+    def log(self, message: str) -> None:
+        from gitvault.vault.locking import log_failure
+
+        log_failure(self.loc.state_dir, message)
+
+
+def respond(call: HookCall) -> Answer | None:
+    """The behaviour for the call's event, when this clone serves its agent (`git config
+    gitvault.agents`; "none" serves none): gitvault stays out of an unwired agent's
+    sessions."""
+    from gitvault.agents.adapters import serves
+    from gitvault.vault import layout
+
+    if not serves(call.config().get(layout.AGENTS_KEY), call.adapter.name):
+        return None
+    call.acted = True
+    return BEHAVIOURS[call.event](call)
+
+
+def recall_at_start(call: HookCall) -> Answer | None:
+    from gitvault.memory import recall
+    from gitvault.memory.attribution import reflog_size
+    from gitvault.vault import gitcmd
+
+    loc, state = call.loc, call.state
+    source = str(call.payload.get("source") or "startup")
+    state.open_run(time.time(), reflog_size(loc.git_dir))
+    state.git_dir = str(loc.git_dir)
+    state.worktree = str(loc.workdir or "")
+    state.branch = gitcmd.head_branch(loc.git_dir) or ""
+    # A resumed conversation still holds what it was given (the agent replays it): only what
+    # changed since. compact and clear dropped it: everything again.
+    known = state.recall if source == "resume" and state.recall else None
+    result = recall.build(
+        call.cwd, call.branch(), here=state.branch, known=known, state_dir=loc.state_dir
+    )
+    for problem in result.problems:
+        call.log(f"{call.adapter.name} hook session-start: {problem}")
+    state.recall = {**(known or {}), **result.parts}
+    state.cli = call.adapter.shell_cli()
+    return {"context": result.text} if result.text else None
+
+
+def ask_for_save_when_due(call: HookCall) -> Answer | None:
+    from gitvault.agents import capture
+
+    return capture.decide_stop(call)
+
+
+def record_unsaved_work(call: HookCall) -> Answer | None:
+    from gitvault.agents import capture, ledger
+
+    slug = capture.auto_record(call, call.event)
+    if slug:
+        call.log(f"{call.adapter.name} hook {call.event}: wrote the mechanical record s:{slug}")
+    ledger.prune(call.loc)
+    return None
+
+
+def record_and_fold(call: HookCall) -> Answer | None:
+    record_unsaved_work(call)
+    if call.settings()["fold_on_session_end"]:
+        from gitvault.fold import background
+
+        background.spawn_fold(call.loc)
+    return None
+
+
+BEHAVIOURS: dict[str, Callable[[HookCall], Answer | None]] = {
+    "session-start": recall_at_start,
+    "turn-end": ask_for_save_when_due,
+    "pre-compact": record_unsaved_work,
+    "session-end": record_and_fold,
+}
