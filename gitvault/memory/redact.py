@@ -182,15 +182,35 @@ import binascii
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
 class Redaction:
-    """How many secrets of one kind were replaced."""
+    """How many secrets of one kind were replaced; immutable. (Plain classes, not dataclasses,
+    here: the session-start hook redacts, and dataclasses costs every hook an `inspect`.)"""
 
+    __slots__ = ("kind", "count")
     kind: str
     count: int
+
+    def __init__(self, kind: str, count: int) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "count", count)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Redaction is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Redaction) and (self.kind, self.count) == (
+            other.kind,
+            other.count,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.count))
+
+    def __repr__(self) -> str:
+        return f"Redaction(kind={self.kind!r}, count={self.count!r})"
 
 
 Span = tuple[int, int]
@@ -203,8 +223,7 @@ LINES = 0
 """``Rule.reach``: scan the lines that hold a literal, each with the line after it."""
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One kind of secret.
 
     ``literals``: one of them occurs in every match (looked for in the lower-cased text when

@@ -7,7 +7,6 @@ token-shaped literal (secret scanners and push protection would flag the reposit
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
@@ -520,8 +519,8 @@ def test_no_secrets_gives_no_redactions() -> None:
 
 def test_redaction_is_frozen() -> None:
     redaction = Redaction("jwt", 1)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        redaction.count = 2  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        redaction.count = 2
 
 
 @pytest.mark.parametrize(("kind", "text", "expected"), POSITIVES)
