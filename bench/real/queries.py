@@ -124,10 +124,15 @@ class Corpus:
 
     @cached_property
     def basename_touches(self) -> Counter[str]:
+        """Commits touching each base name, case folded (both searches ignore case, so
+        changes.rst is no rarer than CHANGES.rst)."""
         out: Counter[str] = Counter()
         for c in self.history.non_merges:
-            out.update({f.rsplit("/", 1)[-1] for f in c.files})
+            out.update({f.rsplit("/", 1)[-1].lower() for f in c.files})
         return out
+
+    def touches(self, name: str) -> int:
+        return self.basename_touches[name.lower()]
 
     def unique_subject(self, c: Commit) -> bool:
         return self.subject_count[_subject_key(c.subject)] == 1
@@ -272,13 +277,11 @@ def known_item(history: History, seed: int, per_kind: int) -> list[Query]:
         if len(c.files) > 3:
             return None
         names = sorted(
-            {f.rsplit("/", 1)[-1] for f in c.files}, key=lambda n: (corpus.basename_touches[n], n)
+            {f.rsplit("/", 1)[-1] for f in c.files}, key=lambda n: (corpus.touches(n), n)
         )
         for name in names:
-            if corpus.basename_touches[name] <= 2 and len(name) >= 5:
-                return Query(
-                    "file", [name], [c.sha], c.sha, f"touched by {corpus.basename_touches[name]}"
-                )
+            if corpus.touches(name) <= 2 and len(name) >= 5:
+                return Query("file", [name], [c.sha], c.sha, f"touched by {corpus.touches(name)}")
         return None
 
     draw("rare-subject", rare_subject, pool)

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -156,6 +157,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    # A terminated run still removes its sandbox (the `finally` blocks run on SystemExit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sources, skipped = default_histories()
     for spec in args.history:
         name, sep, path = spec.partition("=")
