@@ -50,7 +50,10 @@ _STOP_TEXT = """
     happen happened happens get got gets getting make made makes thing things use used using
     one ones many much"""
 STOP_WORDS = frozenset(_STOP_TEXT.split())
-_WORD = re.compile(r"[A-Za-z][A-Za-z]+")
+# A run of word characters and hyphens or apostrophes; its parts made only of letters (any
+# script) are words. "koi8" or "get_data" give none: a fragment of them is nothing anyone types.
+_TOKEN = re.compile(r"[\w'’-]+")
+_PART = re.compile(r"['’-]")
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w/(-]|\.\w)")
 _SNAKE = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w/.-])")
 _CAMEL = re.compile(
@@ -80,11 +83,12 @@ class Query:
 
 def words_of(text: str) -> list[str]:
     """Topic words of a text, lower case, in order: alphabetic, 3+ letters, no stop words."""
-    return [
-        w
-        for w in (m.group(0).lower() for m in _WORD.finditer(text))
-        if len(w) >= 3 and w not in STOP_WORDS
-    ]
+    out = []
+    for token in _TOKEN.findall(text):
+        for part in _PART.split(token.lower()):
+            if len(part) >= 3 and part.isalpha() and part not in STOP_WORDS:
+                out.append(part)
+    return out
 
 
 def content_words(question: str) -> list[str]:
@@ -155,7 +159,7 @@ class Corpus:
                 continue  # a file name or a host, not an identifier
             out.append(("dotted", name))
         out += [("snake", m.group(1)) for m in _SNAKE.finditer(text)]
-        out += [("camel", m.group(1)) for m in _CAMEL.finditer(text)]
+        out += [("camel", m.group(1)) for m in _CAMEL.finditer(text) if len(m.group(1)) >= 4]
         out += [("option", m.group(1)) for m in _OPTION.finditer(text)]
         return list(dict.fromkeys(out))
 

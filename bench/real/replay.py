@@ -340,8 +340,15 @@ def _verify_agreement(m: Measured, truth: dict[str, object]) -> dict[str, object
     judged = {str(v["line"]): str(v["status"]) for v in truth["lines"]}  # type: ignore[attr-defined]
     both = [ln for ln in judged if ln in says]
     flagged = {"stale", "dangling"}
+    reasons = {str(item["line"]): item.get("reasons", []) for item in lines}
+    differ = [
+        {"line": ln, "judge": judged[ln], "verify": says[ln], "verify_reasons": reasons[ln]}
+        for ln in both
+        if (judged[ln] == "fail") != (says[ln] in flagged)
+    ]
     return {
         "exit": m.returncode,
+        "disagreements": differ,
         "lines": len(says),
         "flagged": sum(1 for s in says.values() if s in flagged),
         "judge_fail_verify_ok": sum(

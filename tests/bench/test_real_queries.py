@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.real.history import History  # noqa: E402
-from bench.real.queries import content_words, inflections, known_item  # noqa: E402
+from bench.real.queries import content_words, inflections, known_item, words_of  # noqa: E402
 from bench.real.searcheval import Baseline, score  # noqa: E402
 
 START = 1_700_000_000
@@ -42,6 +42,17 @@ def test_inflections_reach_the_other_forms_of_a_word() -> None:
     assert "fix" in inflections("fixed")
     assert "stop" in inflections("stopped")
     assert "query" in inflections("queries")
+
+
+def test_query_words_are_whole_words_never_fragments() -> None:
+    # Nobody types "koi" for koi8-r, "ltig" for gültig or "get" for get_data.
+    assert words_of("Use koi8-r for gültig names in get_data, non-boolean flags") == [
+        "gültig",
+        "names",
+        "non",
+        "boolean",
+        "flags",
+    ]
 
 
 def test_a_question_keeps_only_its_content_words() -> None:
