@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
+from tests.support.memory import set_config
 from tests.support.repos import Repo, make_repo
 
 
@@ -88,6 +89,18 @@ def repo_factory(tmp_path: Path) -> Callable[..., Repo]:
 
 
 @pytest.fixture
-def repo(repo_factory: Callable[..., Repo]) -> Repo:
-    """An installed repository whose commits write notes in the foreground (GITVAULT_SYNC)."""
-    return repo_factory("repo")
+def repo(request: pytest.FixtureRequest, repo_factory: Callable[..., Repo]) -> Repo:
+    """An installed repository whose commits write notes in the foreground (GITVAULT_SYNC).
+
+    A module or a test asks for another shape with a marker instead of redefining the fixture:
+    ``pytest.mark.repo(claude=True)`` installs the Claude Code wiring as a user has it, any
+    other make_repo option works the same way, and ``config={"capture": {...}}`` writes those
+    vault.toml settings after install."""
+    marker = request.node.get_closest_marker("repo")
+    options = dict(marker.kwargs) if marker is not None else {}
+    config: dict[str, dict[str, object]] = options.pop("config", {})
+    made = repo_factory("repo", **options)
+    for section, values in config.items():
+        set_config(made, section, **values)
+    return made
+

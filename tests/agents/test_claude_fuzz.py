@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,6 @@ import pytest
 from gitvault.agents import runtime
 from gitvault.agents.adapters.claude import ADAPTER as CLAUDE
 from tests.support.claude_hooks import run_hook, sample
-from tests.support.memory import set_config
 from tests.support.repos import Repo
 
 EVENTS = {
@@ -52,11 +51,11 @@ KEYS = [
 ]
 
 
-@pytest.fixture
-def repo(repo_factory: Callable[..., Repo]) -> Repo:
-    repo = repo_factory("repo", claude=True)
-    set_config(repo, "capture", fold_on_session_end=False, stop_min_interval_seconds=0)
-    return repo
+# The Claude Code wiring; every turn-end handled at once, no fold when a session ends.
+pytestmark = pytest.mark.repo(
+    claude=True,
+    config={"capture": {"stop_min_interval_seconds": 0, "fold_on_session_end": False}},
+)
 
 
 @pytest.fixture

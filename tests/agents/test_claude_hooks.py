@@ -13,7 +13,6 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +47,8 @@ from tests.support.repos import Repo, snapshot_user_state, wait_until
 SECTIONS = ("## Summary", "## Key Decisions", "## Next Steps")
 
 
-@pytest.fixture
-def repo(repo_factory: Callable[..., Repo]) -> Repo:
-    """Installed with the Claude Code wiring, as a user would have it."""
-    return repo_factory("repo", claude=True)
+# Installed with the Claude Code wiring, as a user would have it.
+pytestmark = pytest.mark.repo(claude=True)
 
 
 @pytest.fixture

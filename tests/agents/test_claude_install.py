@@ -44,10 +44,8 @@ FOREIGN: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def repo(repo_factory: Callable[..., Repo]) -> Repo:
-    """An installed repository with the Claude Code wiring (install without --no-claude)."""
-    return repo_factory("repo", claude=True)
+# Installed with the Claude Code wiring (install without --no-claude).
+pytestmark = pytest.mark.repo(claude=True)
 
 
 def _settings(repo: Repo, local: bool = False) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -20,18 +19,18 @@ from gitvault.memory import attribution, recall, sessions
 from gitvault.resolve import resolve
 from gitvault.vault import frontmatter
 from tests.support.claude_hooks import run_hook, sample, session_state, write_transcript
-from tests.support.memory import cli_sub, set_config
+from tests.support.memory import cli_sub
 from tests.support.repos import Repo
 
 TZ = timezone(timedelta(hours=1))
 BODY = "## Summary\nDid {0}.\n## Key Decisions\n- {0} decision\n## Next Steps\n- {0} next\n"
 
 
-@pytest.fixture
-def repo(repo_factory: Callable[..., Repo]) -> Repo:
-    repo = repo_factory("repo", claude=True)
-    set_config(repo, "capture", stop_min_interval_seconds=0, fold_on_session_end=False)
-    return repo
+# The Claude Code wiring; every turn-end handled at once, no fold when a session ends.
+pytestmark = pytest.mark.repo(
+    claude=True,
+    config={"capture": {"stop_min_interval_seconds": 0, "fold_on_session_end": False}},
+)
 
 
 def begin(repo: Repo, sid: str, *, source: str = "startup", cwd: Path | None = None) -> str:

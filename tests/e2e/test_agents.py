@@ -18,12 +18,11 @@ GITVAULT_REQUIRE_AGENTS=1); it never passes silently.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,52 +74,13 @@ TIMINGS: dict[str, list[float]] = {}
 # -- the CLIs --------------------------------------------------------------------------------
 
 
-def _binary(find: Callable[[], tuple[Path | None, str]], name: str) -> Path:
-    binary, reason = find()
-    if binary is None:
-        print(f"\n[agents e2e] {name} skipped: {reason}", file=sys.stderr)
-        if os.environ.get("GITVAULT_REQUIRE_AGENTS") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return binary
-
-
-@pytest.fixture(scope="session")
-def codex() -> Path:
-    return _binary(agent_clis.codex_binary, "codex")
-
-
-@pytest.fixture(scope="session")
-def gemini() -> Path:
-    return _binary(agent_clis.gemini_binary, "gemini")
-
-
-@pytest.fixture(scope="session")
-def copilot() -> Path:
-    return _binary(agent_clis.copilot_binary, "copilot")
-
-
-@pytest.fixture
-def openai_api() -> Iterator[mock_openai.MockOpenAI]:
-    with mock_openai.MockOpenAI() as mock:
-        yield mock
-
-
-@pytest.fixture
-def gemini_api() -> Iterator[mock_gemini.MockGemini]:
-    with mock_gemini.MockGemini() as mock:
-        yield mock
-
-
 @pytest.fixture
 def project(repo_factory: Callable[..., Repo]) -> Repo:
     """`gitvault install --agent claude,codex,gemini,copilot`, a decision saved by a Claude
     Code session, the install's files committed (the working tree starts clean)."""
-    repo = repo_factory("proj", install=False)
     # The CLIs run with a temporary HOME (Gemini even hides the global git config): the
     # identity comes from the repository.
-    repo.git("config", "user.name", "E2E Dev")
-    repo.git("config", "user.email", "e2e@example.com")
+    repo = repo_factory("proj", install=False, identity=True)
     done = repo.gv("install", "--agent", "claude,codex,gemini,copilot")
     assert done.code == 0, done
     set_config(repo, "capture", fold_on_session_end=False)

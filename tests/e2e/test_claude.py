@@ -9,11 +9,10 @@ reason printed (or fail, with GITVAULT_REQUIRE_CLAUDE=1); they never pass silent
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +23,7 @@ from gitvault.agents.sentinel import END as PATCH_END
 from gitvault.vault import frontmatter
 from tests.support.claude_cli import (
     FAKE_API_KEY,
-    claude_binary,
     claude_env,
-    claude_unavailable_reason,
-    claude_version,
     run_claude,
     transcripts,
 )
@@ -82,34 +78,12 @@ os.execv({real!r}, [{real!r}, *sys.argv[1:]])
 """
 
 
-@pytest.fixture(scope="session")
-def claude() -> Path:
-    binary = claude_binary()
-    if binary is None:
-        reason = claude_unavailable_reason()
-        print(f"\n[claude e2e] skipped: {reason}", file=sys.stderr)
-        if os.environ.get("GITVAULT_REQUIRE_CLAUDE") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    print(f"\n[claude e2e] Claude Code {claude_version(binary)} at {binary}", file=sys.stderr)
-    return binary
-
-
-@pytest.fixture
-def api() -> Iterator[MockAnthropic]:
-    with MockAnthropic() as mock:
-        yield mock
-
-
 @pytest.fixture
 def project(repo_factory: Callable[..., Repo]) -> Repo:
     """`gitvault install` (settings.json hooks → this interpreter), some history with notes, a
     saved session, a builtin digest, a standing pattern; the install's files are committed so
     the working tree starts clean."""
-    repo = repo_factory("proj", claude=True)
-    # The CLI runs with a temporary HOME: git's identity must come from the repository.
-    repo.git("config", "user.name", "E2E Dev")
-    repo.git("config", "user.email", "e2e@example.com")
+    repo = repo_factory("proj", claude=True, identity=True)
     repo.commit("feat: add the greeting module", files={"app.py": "print('hi')\n"})
     repo.commit("docs: explain the greeting", files={"docs/usage.md": "Run app.py.\n"})
     saved = cli_sub(
@@ -178,7 +152,7 @@ def _outside_sentinels(data: bytes) -> bytes:
 
 
 def test_the_whole_loop_with_the_real_cli(
-    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+    claude: Path, anthropic_api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     repo = project
     set_config(repo, "capture", fold_on_session_end=False)  # the fold is run by hand below
@@ -205,11 +179,11 @@ def test_the_whole_loop_with_the_real_cli(
             return bash(TOOL_COMMIT, "commit the fix")
         return text("Nothing to do.")
 
-    api.responder = respond
+    anthropic_api.responder = respond
     home = tmp_path / "claude-home"
-    result = _claude(claude, api, repo, home, PROMPT, "--allowedTools", "Bash")
+    result = _claude(claude, anthropic_api, repo, home, PROMPT, "--allowedTools", "Bash")
     sid = result["session_id"]
-    requests = [r.body for r in api.message_requests()]
+    requests = [r.body for r in anthropic_api.message_requests()]
 
     # (a) The recall block arrives verbatim and whole in the first request.
     first_user = message_texts(requests[0], "user")[0]
@@ -255,7 +229,7 @@ def test_the_whole_loop_with_the_real_cli(
     old_digest = vault_text(repo, "_master.md")
     state_before_fold = state_files(repo)
     log_before_fold = log_text(repo)
-    api.clear()
+    anthropic_api.clear()
     note_id = f"c:{head[:7]}"
     session_id = f"s:{meta['slug']}"
 
@@ -273,12 +247,12 @@ def test_the_whole_loop_with_the_real_cli(
             }
         )
 
-    api.responder = fold_reply
+    anthropic_api.responder = fold_reply
     fold_home = tmp_path / "fold-home"
     fold_home.mkdir()
     env = claude_env(
         home=fold_home,
-        base_url=api.base_url,
+        base_url=anthropic_api.base_url,
         extra_env={
             "GITVAULT_CLAUDE": str(wrapper),
             "ANTHROPIC_AUTH_TOKEN": FOLD_TOKEN,
@@ -304,7 +278,7 @@ def test_the_whole_loop_with_the_real_cli(
         f"- Keep the greeting in app.py ({session_id})",
     ):
         assert line in new_body
-    (fold_request,) = api.message_requests()
+    (fold_request,) = anthropic_api.message_requests()
     assert FOLD_PROMPT in last_user_text(fold_request.body)
 
     # (e) No gitvault hook ran inside the fold's child session.
@@ -384,7 +358,7 @@ def _merger_wrapper(tmp_path: Path, claude: Path) -> tuple[Path, Path]:
 
 
 def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
-    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+    claude: Path, anthropic_api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     """The agent ignores the save request: SessionEnd writes the mechanical record within
     Claude Code's SessionEnd budget, then starts the detached fold, which runs the default
@@ -407,11 +381,13 @@ def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
             return bash(TOOL_COMMIT, "commit the fix")
         return text("Nothing to do.")
 
-    api.responder = respond
+    anthropic_api.responder = respond
     tip_before = repo.vault_tip()
     env = {"GITVAULT_CLAUDE": str(wrapper), "ANTHROPIC_AUTH_TOKEN": FOLD_TOKEN}
     home = tmp_path / "claude-home"
-    result = _claude(claude, api, repo, home, PROMPT, "--allowedTools", "Bash", extra_env=env)
+    result = _claude(
+        claude, anthropic_api, repo, home, PROMPT, "--allowedTools", "Bash", extra_env=env
+    )
     sid = result["session_id"]
     head = repo.head()
 
@@ -441,7 +417,7 @@ def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
     (fold_body,) = folds
     (call,) = [json.loads(line) for line in record.read_text().splitlines()]
     assert call["env"]["GITVAULT_CHILD"] == "1" and "ANTHROPIC_API_KEY" not in call["env"]
-    fold_request = next(r for r in api.message_requests() if r.body is fold_body)
+    fold_request = next(r for r in anthropic_api.message_requests() if r.body is fold_body)
     assert fold_request.headers.get("authorization") == f"Bearer {FOLD_TOKEN}"
     # Only the session's own transcript: the child kept none and ran no hook.
     assert len(transcripts(home)) == 1 and sid in transcripts(home)[0].name
@@ -476,7 +452,7 @@ def _asks(api: MockAnthropic) -> list[str]:
 
 
 def test_a_quiet_commit_is_attributed_and_printing_history_claims_nothing(
-    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+    claude: Path, anthropic_api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     """A `git commit -q` whose hash never appears in any output is this session's work (the
     Stop hook asks about it at once, whatever the transcript holds yet); a read-only session
@@ -492,11 +468,13 @@ def test_a_quiet_commit_is_attributed_and_printing_history_claims_nothing(
             return text("Not saving.")
         return bash(QUIET_COMMIT, "commit quietly")
 
-    api.responder = quiet
-    result = _claude(claude, api, repo, tmp_path / "h1", "commit quietly", "--allowedTools", "Bash")
+    anthropic_api.responder = quiet
+    result = _claude(
+        claude, anthropic_api, repo, tmp_path / "h1", "commit quietly", "--allowedTools", "Bash"
+    )
     head = repo.head()
-    assert head[:7] not in json.dumps([r.body for r in api.message_requests()][:2])
-    (ask,) = _asks(api)
+    assert head[:7] not in json.dumps([r.body for r in anthropic_api.message_requests()][:2])
+    (ask,) = _asks(anthropic_api)
     assert f"{head[:7]} feat: quiet work" in ask
     ((meta, body),) = [
         (m, b) for m, b in _session_files(repo) if m["session_id"] == result["session_id"]
@@ -504,7 +482,7 @@ def test_a_quiet_commit_is_attributed_and_printing_history_claims_nothing(
     assert meta["mode"] == "auto" and meta["commits"] == [head]
     assert meta["title"] == "Automatic record: feat: quiet work"
 
-    api.clear()
+    anthropic_api.clear()
     tip = repo.vault_tip()
 
     def reader(body: dict[str, Any]) -> Reply | str:
@@ -512,18 +490,24 @@ def test_a_quiet_commit_is_attributed_and_printing_history_claims_nothing(
             return text("That is the history.")
         return bash("git log --all --oneline -6", "show history")
 
-    api.responder = reader
+    anthropic_api.responder = reader
     result = _claude(
-        claude, api, repo, tmp_path / "h2", "show me the history", "--allowedTools", "Bash"
+        claude,
+        anthropic_api,
+        repo,
+        tmp_path / "h2",
+        "show me the history",
+        "--allowedTools",
+        "Bash",
     )
-    shown = "\n".join(received_text(r.body) for r in api.message_requests())
+    shown = "\n".join(received_text(r.body) for r in anthropic_api.message_requests())
     assert head[:7] in shown, "the history with other sessions' hashes was printed"
-    assert _asks(api) == [], "printing history claims nothing"
+    assert _asks(anthropic_api) == [], "printing history claims nothing"
     assert repo.vault_tip() == tip, "no record of a session that made nothing"
 
 
 def test_two_sessions_in_two_worktrees_never_claim_each_others_commits(
-    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+    claude: Path, anthropic_api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     repo = project
     set_config(repo, "capture", fold_on_session_end=False)
@@ -543,7 +527,7 @@ def test_two_sessions_in_two_worktrees_never_claim_each_others_commits(
                 )
         return text("Nothing to do.")
 
-    api.responder = respond
+    anthropic_api.responder = respond
     procs = {}
     for name, where in (("main", repo.path), ("feature", feature)):
         home = tmp_path / f"home-{name}"
@@ -561,7 +545,9 @@ def test_two_sessions_in_two_worktrees_never_claim_each_others_commits(
                 "Bash",
             ],
             cwd=where,
-            env=claude_env(home=home, base_url=api.base_url, extra_env={"GITVAULT_SYNC": "1"}),
+            env=claude_env(
+                home=home, base_url=anthropic_api.base_url, extra_env={"GITVAULT_SYNC": "1"}
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -574,7 +560,7 @@ def test_two_sessions_in_two_worktrees_never_claim_each_others_commits(
         sids[name] = json.loads(out)["session_id"]
     mains = repo.git("rev-parse", "main")
     features = repo.git("rev-parse", "feature")
-    asks = _asks(api)
+    asks = _asks(anthropic_api)
     assert len(asks) == 2
     by_sid = {s: next(a for a in asks if f"--session-id {s} " in a) for s in sids.values()}
     assert mains[:7] in by_sid[sids["main"]] and features[:7] not in by_sid[sids["main"]]
@@ -586,7 +572,7 @@ def test_two_sessions_in_two_worktrees_never_claim_each_others_commits(
 
 
 def test_a_save_the_agent_makes_on_its_own_counts(
-    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+    claude: Path, anthropic_api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     """The model commits, then runs `gitvault save` with no --session-id and no --agent: the
     save belongs to this session (CLAUDE_CODE_SESSION_ID), Stop does not ask, SessionEnd writes
@@ -608,9 +594,15 @@ def test_a_save_the_agent_makes_on_its_own_counts(
             return bash(SAVE_NO_ID, "save the session")
         return bash(QUIET_COMMIT, "commit")
 
-    api.responder = respond
+    anthropic_api.responder = respond
     result = _claude(
-        claude, api, repo, tmp_path / "home", "do it", "--allowedTools", "Bash(git commit:*)"
+        claude,
+        anthropic_api,
+        repo,
+        tmp_path / "home",
+        "do it",
+        "--allowedTools",
+        "Bash(git commit:*)",
     )
     assert result["permission_denials"] == [], result["permission_denials"]
     sid = result["session_id"]
@@ -624,23 +616,23 @@ def test_a_save_the_agent_makes_on_its_own_counts(
 
 
 def test_resume_carries_the_memory_once_and_only_what_changed(
-    claude: Path, api: MockAnthropic, project: Repo, tmp_path: Path
+    claude: Path, anthropic_api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     repo = project
     set_config(repo, "capture", fold_on_session_end=False)
-    api.responder = lambda body: text("Hello.")
+    anthropic_api.responder = lambda body: text("Hello.")
     home = tmp_path / "home"
-    sid = _claude(claude, api, repo, home, "hello")["session_id"]
+    sid = _claude(claude, anthropic_api, repo, home, "hello")["session_id"]
     fence = "=== VAULT RECALL ==="
 
     def fences_in_last_request() -> int:
-        return received_text(api.message_requests()[-1].body).count(fence)
+        return received_text(anthropic_api.message_requests()[-1].body).count(fence)
 
     assert fences_in_last_request() == 1
 
     # Nothing changed: the resumed conversation still carries the block once.
-    api.clear()
-    _claude(claude, api, repo, home, "again", "--resume", sid)
+    anthropic_api.clear()
+    _claude(claude, anthropic_api, repo, home, "again", "--resume", sid)
     assert fences_in_last_request() == 1
 
     # A new session was saved meanwhile: only it arrives, not the digest again.
@@ -654,9 +646,9 @@ def test_resume_carries_the_memory_once_and_only_what_changed(
         stdin="## Summary\nNEWS-FROM-ELSEWHERE\n## Key Decisions\n- x — y\n## Next Steps\n- z\n",
     )
     assert saved.code == 0, saved
-    api.clear()
-    _claude(claude, api, repo, home, "and again", "--resume", sid)
-    seen = received_text(api.message_requests()[-1].body)
+    anthropic_api.clear()
+    _claude(claude, anthropic_api, repo, home, "and again", "--resume", sid)
+    seen = received_text(anthropic_api.message_requests()[-1].body)
     assert seen.count(fence) == 2 and seen.count("NEWS-FROM-ELSEWHERE") == 1
     assert seen.count("Project memory digest (folded") == 1, "the digest is not sent twice"
     assert "Memory that changed since this conversation last received it" in seen

@@ -8,13 +8,10 @@ installed, unless GITVAULT_REQUIRE_CLAUDE=1 (then they fail). Observed with CLI 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +20,6 @@ import pytest
 from gitvault.agents.adapters.claude.transcript import commits_in, read_transcript
 from tests.support.claude_cli import (
     FAKE_API_KEY,
-    claude_binary,
-    claude_unavailable_reason,
     run_claude,
     transcripts,
 )
@@ -42,8 +37,11 @@ from tests.support.mock_anthropic import (
     text,
     tool_results,
 )
+from tests.support.repos import Repo
 
 MODEL = "claude-sonnet-4-5"
+# A plain repository (no gitvault) whose identity works under the CLI's own HOME.
+pytestmark = pytest.mark.repo(install=False, identity=True)
 CLI_TIMEOUT = 60
 
 
@@ -206,56 +204,18 @@ def test_received_text_covers_system_messages_and_tool_results() -> None:
 # --- the real CLI ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def claude() -> Path:
-    binary = claude_binary()
-    if binary is None:
-        reason = claude_unavailable_reason()
-        print(f"\n[claude tests] {reason}", file=sys.stderr)
-        if os.environ.get("GITVAULT_REQUIRE_CLAUDE") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return binary
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
-    _git(path, "config", "user.email", "dev@example.com")
-    _git(path, "config", "user.name", "Dev")
-    (path / "app.py").write_text("print('hi')\n")
-    _git(path, "add", "app.py")
-    _git(path, "commit", "-q", "-m", "initial")
-    return path
-
-
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
-@pytest.fixture
-def api() -> Iterator[MockAnthropic]:
-    with MockAnthropic() as mock:
-        yield mock
-
-
 def _claude_json(
-    claude: Path, api: MockAnthropic, repo: Path, home: Path, *args: str
+    claude: Path, api: MockAnthropic, project: Path, home: Path, *args: str
 ) -> dict[str, Any]:
     done = run_claude(
         claude,
         [*args, "--output-format", "json", "--model", MODEL],
-        cwd=repo,
+        cwd=project,
         home=home,
         base_url=api.base_url,
         timeout=CLI_TIMEOUT,
@@ -268,15 +228,15 @@ def _claude_json(
 
 @pytest.mark.claude
 def test_print_mode_returns_mock_text(
-    claude: Path, api: MockAnthropic, repo: Path, home: Path
+    claude: Path, anthropic_api: MockAnthropic, repo: Repo, home: Path
 ) -> None:
-    result = _claude_json(claude, api, repo, home, "-p", "hello")
+    result = _claude_json(claude, anthropic_api, repo.path, home, "-p", "hello")
 
     assert result["result"] == DEFAULT_TEXT
     assert result["num_turns"] == 1
-    (request,) = api.message_requests()  # one model turn, one request
+    (request,) = anthropic_api.message_requests()  # one model turn, one request
     # Besides it only a best-effort warm-up probe (2.1.197: `HEAD /`) may arrive.
-    assert {r.method for r in api.requests if r is not request} <= {"HEAD"}
+    assert {r.method for r in anthropic_api.requests if r is not request} <= {"HEAD"}
     body = request.body
     assert body["model"] == MODEL and body["stream"] is True
     assert last_user_text(body).rstrip().endswith("hello")
@@ -296,50 +256,66 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
 
 @pytest.mark.claude
 def test_session_start_hook_context_reaches_the_model(
-    claude: Path, api: MockAnthropic, repo: Path, home: Path
+    claude: Path, anthropic_api: MockAnthropic, repo: Repo, home: Path
 ) -> None:
-    hooks_dir = repo / ".claude" / "hooks"
+    hooks_dir = repo.path / ".claude" / "hooks"
     hooks_dir.mkdir(parents=True)
     (hooks_dir / "marker.py").write_text(MARKER_HOOK)
     command = f'"{sys.executable}" "$CLAUDE_PROJECT_DIR/.claude/hooks/marker.py"'
     settings = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}}
-    (repo / ".claude" / "settings.json").write_text(json.dumps(settings))
+    (repo.path / ".claude" / "settings.json").write_text(json.dumps(settings))
 
-    _claude_json(claude, api, repo, home, "-p", "hello")
+    _claude_json(claude, anthropic_api, repo.path, home, "-p", "hello")
 
-    first = api.message_requests()[0].body
+    first = anthropic_api.message_requests()[0].body
     assert "MARKER-123" in message_texts(first, "user")[0]
 
 
 @pytest.mark.claude
 def test_scripted_bash_tool_use_runs(
-    claude: Path, api: MockAnthropic, repo: Path, home: Path
+    claude: Path, anthropic_api: MockAnthropic, repo: Repo, home: Path
 ) -> None:
-    api.responder = bash_when("make the file", "echo TOOL-OK > tool-ok.txt")
+    anthropic_api.responder = bash_when("make the file", "echo TOOL-OK > tool-ok.txt")
 
     result = _claude_json(
-        claude, api, repo, home, "-p", "please make the file", "--allowedTools", "Bash"
+        claude,
+        anthropic_api,
+        repo.path,
+        home,
+        "-p",
+        "please make the file",
+        "--allowedTools",
+        "Bash",
     )
 
-    assert (repo / "tool-ok.txt").read_text() == "TOOL-OK\n"
+    assert (repo.path / "tool-ok.txt").read_text() == "TOOL-OK\n"
     assert result["result"] == "TOOL-DONE" and result["permission_denials"] == []
-    first, second = api.message_requests()
+    first, second = anthropic_api.message_requests()
     assert not ends_with_tool_result(first.body)
     assert ends_with_tool_result(second.body)
 
 
 @pytest.mark.claude
 def test_live_transcript_parses_and_finds_the_commit(
-    claude: Path, api: MockAnthropic, repo: Path, home: Path
+    claude: Path, anthropic_api: MockAnthropic, repo: Repo, home: Path
 ) -> None:
     """The parser against whatever CLI version is installed, not only the stored fixtures."""
-    initial = _git(repo, "rev-parse", "HEAD")
-    commit = "printf 'print(1)\\n' > app.py && git commit -am 'fix greeting'"
-    api.responder = bash_when("commit the fix", commit)
+    initial = repo.head()
+    commit = "printf '# fixed\\n' > README.md && git commit -am 'fix greeting'"
+    anthropic_api.responder = bash_when("commit the fix", commit)
 
-    _claude_json(claude, api, repo, home, "-p", "please commit the fix", "--allowedTools", "Bash")
+    _claude_json(
+        claude,
+        anthropic_api,
+        repo.path,
+        home,
+        "-p",
+        "please commit the fix",
+        "--allowedTools",
+        "Bash",
+    )
 
-    head = _git(repo, "rev-parse", "HEAD")
+    head = repo.head()
     assert head != initial
     (path,) = transcripts(home)
     # Claude Code writes its transcript asynchronously; under load the last lines land a moment
@@ -358,7 +334,7 @@ def test_live_transcript_parses_and_finds_the_commit(
 
 @pytest.mark.claude
 def test_compact_through_resume_reaches_the_mock(
-    claude: Path, api: MockAnthropic, repo: Path, home: Path
+    claude: Path, anthropic_api: MockAnthropic, repo: Repo, home: Path
 ) -> None:
     tool_turn = bash_when("list files", "ls", after_tool="listed")
 
@@ -367,13 +343,15 @@ def test_compact_through_resume_reaches_the_mock(
             return "<analysis>a</analysis>\n<summary>COMPACT-SUMMARY-7</summary>"
         return tool_turn(body)
 
-    api.responder = respond
+    anthropic_api.responder = respond
     # A single exchange is "Not enough messages to compact." (2.1.197); a tool round trip is.
-    first = _claude_json(claude, api, repo, home, "-p", "list files", "--allowedTools", "Bash")
+    first = _claude_json(
+        claude, anthropic_api, repo.path, home, "-p", "list files", "--allowedTools", "Bash"
+    )
     resume = ["--resume", first["session_id"]]
-    _claude_json(claude, api, repo, home, "-p", "/compact keep notes", *resume)
+    _claude_json(claude, anthropic_api, repo.path, home, "-p", "/compact keep notes", *resume)
 
-    requests = api.message_requests()
+    requests = anthropic_api.message_requests()
     assert len(requests) == 3
     assert "keep notes" in last_user_text(requests[2].body)
     (path,) = transcripts(home)

@@ -9,15 +9,12 @@ GITVAULT_REQUIRE_CLAUDE=1)."""
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.claude_cli import claude_binary, claude_unavailable_reason, claude_version
 from tests.support.memory import cli_sub, digest_answer, digest_meta_body, prompt_items
 from tests.support.mock_anthropic import MockAnthropic, Reply, last_user_text, received_text
 from tests.support.repos import Repo
@@ -29,25 +26,6 @@ MAX_OVERHEAD = 2000  # characters the request may carry besides the merge prompt
 TOKEN = "fold-child-token"
 
 
-@pytest.fixture(scope="module")
-def claude() -> Path:
-    binary = claude_binary()
-    if binary is None:
-        reason = claude_unavailable_reason()
-        print(f"\n[fold child e2e] skipped: {reason}", file=sys.stderr)
-        if os.environ.get("GITVAULT_REQUIRE_CLAUDE") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    print(f"\n[fold child e2e] Claude Code {claude_version(binary)}", file=sys.stderr)
-    return binary
-
-
-@pytest.fixture
-def api() -> Iterator[MockAnthropic]:
-    with MockAnthropic() as mock:
-        yield mock
-
-
 def files_under(root: Path) -> list[str]:
     if not root.exists():
         return []
@@ -55,7 +33,7 @@ def files_under(root: Path) -> list[str]:
 
 
 def test_the_fold_child_sends_the_prompt_plus_a_small_overhead_and_leaves_nothing(
-    claude: Path, api: MockAnthropic, repo: Repo, tmp_path: Path
+    claude: Path, anthropic_api: MockAnthropic, repo: Repo, tmp_path: Path
 ) -> None:
     folds: list[dict[str, Any]] = []
 
@@ -67,13 +45,13 @@ def test_the_fold_child_sends_the_prompt_plus_a_small_overhead_and_leaves_nothin
             return digest_answer({"State": [f"- Work is progressing ({ids})"]})
         return "Nothing to do."
 
-    api.responder = respond
+    anthropic_api.responder = respond
     home = tmp_path / "child-home"
     home.mkdir()
     env = {
         "HOME": str(home),
         "GITVAULT_CLAUDE": str(claude),
-        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_BASE_URL": anthropic_api.base_url,
         "ANTHROPIC_AUTH_TOKEN": TOKEN,  # the key is removed from the child; a token is not
         "DISABLE_AUTOUPDATER": "1",
     }

@@ -1,7 +1,7 @@
 """`gitvault fold` (REWRITE with a SHA watermark): what is new, batches, resuming after SIGKILL,
 the lease, cost controls, prompt fencing, the "done when" scenario and a merged (sync-style) vault.
 
-Model calls go to a stand-in `claude` executable first on PATH (tests/memory_helpers.py)."""
+Model calls go to a stand-in `claude` executable first on PATH (tests/support/memory.py)."""
 
 from __future__ import annotations
 

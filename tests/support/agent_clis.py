@@ -8,11 +8,11 @@ Lookup order, per agent:
    ``npm install --ignore-scripts``) when missing. A file lock makes parallel pytest workers
    (xdist) install it once.
 
-``codex_binary()`` / ``gemini_binary()`` / ``copilot_binary()`` return ``(path, "")`` or
-``(None, reason)``; pass the reason to ``pytest.skip``.
+``agent_binary(CODEX)`` (or GEMINI, COPILOT) returns ``(path, "")`` or ``(None, reason)``;
+tests/e2e/conftest.py turns the reason into a printed skip.
 
-Mocks: tests/mock_openai.py (Codex: Responses API; Copilot: Chat Completions) and
-tests/mock_gemini.py. Facts behind the settings used here (checked by running codex-cli
+Mocks: tests/support/mock_openai.py (Codex: Responses API; Copilot: Chat Completions) and
+tests/support/mock_gemini.py. Facts behind the settings used here (checked by running codex-cli
 0.171.0, gemini-cli 0.61.0 and copilot 1.0.102 against those mocks):
 
 - Codex reads ``$HOME/.codex/config.toml``; a custom provider with ``wire_api = "responses"``
@@ -85,18 +85,6 @@ AGENTS: dict[str, AgentCli] = {a.name: a for a in (CODEX, GEMINI, COPILOT)}
 
 
 # --- finding / installing -----------------------------------------------------------------
-
-
-def codex_binary() -> tuple[Path | None, str]:
-    return agent_binary(CODEX)
-
-
-def gemini_binary() -> tuple[Path | None, str]:
-    return agent_binary(GEMINI)
-
-
-def copilot_binary() -> tuple[Path | None, str]:
-    return agent_binary(COPILOT)
 
 
 @functools.cache

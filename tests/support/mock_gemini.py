@@ -1,6 +1,6 @@
 """A standard-library mock of the Gemini API (``generativelanguage`` v1beta), for running the real
 Gemini CLI offline in tests (``GOOGLE_GEMINI_BASE_URL`` + ``GEMINI_API_KEY``; see
-tests/agent_clis.py).
+tests/support/agent_clis.py).
 
     with MockGemini(responder=shell_when("commit it", "git commit -m x")) as api:
         run_gemini(binary, "commit it", cwd=repo, home=home, base_url=api.base_url)

@@ -323,12 +323,18 @@ def make_repo(
     sync: bool = True,
     bare: bool = False,
     claude: bool = False,
+    identity: bool = False,
 ) -> Repo:
+    """identity: git's user name and email in the repository's own config, for programs the
+    tests run with a HOME of their own (the agent CLIs), where the global config is not seen."""
     path.mkdir(parents=True)
     git(path, "init", "-q", *(["--bare"] if bare else []), "-b", "main")
     repo = Repo(path, sync=sync)
     if bare:
         return repo
+    if identity:
+        repo.git("config", "user.name", "Test Dev")
+        repo.git("config", "user.email", "dev@example.com")
     if commit:
         repo.write("README.md", "# project\n")
         repo.git("add", "README.md")
