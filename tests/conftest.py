@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
-from tests.support.memory import set_config
+from tests.support.memory import Clock, set_config
 from tests.support.repos import Repo, make_repo
 
 
@@ -104,3 +104,8 @@ def repo(request: pytest.FixtureRequest, repo_factory: Callable[..., Repo]) -> R
         set_config(made, section, **values)
     return made
 
+
+@pytest.fixture
+def clock() -> Clock:
+    """Whole seconds for what a test saves and commits, one apart, starting an hour ago."""
+    return Clock()

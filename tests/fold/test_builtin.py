@@ -12,8 +12,11 @@ import pytest
 
 from gitvault.agents.agentfiles import block_text
 from gitvault.fold import digest as digest_mod
+from gitvault.memory import sessions
+from gitvault.resolve import resolve
 from gitvault.vault.config import parse_vault_toml
 from tests.support.memory import (
+    Clock,
     StandIn,
     Step,
     assert_citations_exist,
@@ -32,19 +35,20 @@ DAY = 86_400
 
 def session(
     repo: Repo,
+    clock: Clock,
     title: str,
     decisions: list[str],
     steps: list[str],
     gotchas: list[str] | None = None,
 ) -> None:
+    """Save a session (the domain operation `gitvault save` calls) one clock second after
+    the last thing the test saved or committed."""
     text = f"## Summary\n{title}.\n\n## Key Decisions\n"
     text += "\n".join(f"- {d}" for d in decisions) + "\n\n## Next Steps\n"
     text += "\n".join(f"- {s}" for s in steps) + "\n"
     if gotchas:
         text += "\n## Gotchas\n" + "\n".join(f"- {g}" for g in gotchas) + "\n"
-    result = cli_in(repo, "save", "--title", title, stdin=text)
-    assert result.code == 0, result
-    time.sleep(1.05)  # saved_at has one-second resolution: keep the sessions' order known
+    sessions.save_session(resolve(repo.path), text, title=title, now=clock.moment())
 
 
 def fold_builtin(repo: Repo, *args: str) -> str:
@@ -75,19 +79,25 @@ def test_click_style_folds_of_30_3_and_2_docs_commits_equal_a_rebuild(repo: Repo
     assert assert_citations_exist(repo, rebuilt) > 0
 
 
-def test_an_incremental_fold_equals_a_rebuild_with_sessions_between(repo: Repo) -> None:
+def test_an_incremental_fold_equals_a_rebuild_with_sessions_between(
+    repo: Repo, clock: Clock
+) -> None:
     dated_history(
         repo,
         [(f"Fix parser case {i}", ["src/parser.py", "tests/test_parser.py"]) for i in range(8)],
     )
-    session(repo, "Parser", ["Parse with a Pratt parser — precedence is data"], ["Add ternaries"])
+    session(
+        repo, clock, "Parser", ["Parse with a Pratt parser — precedence is data"], ["Add ternaries"]
+    )
     fold_builtin(repo)
     dated_history(
         repo,
         [(f"Add printer case {i}", ["src/printer.py", "CHANGES.rst"]) for i in range(6)],
         start=int(time.time()) + 100_000,
     )
-    session(repo, "Printer", ["Print with Wadler's algorithm"], ["Add ternaries", "Wrap lines"])
+    session(
+        repo, clock, "Printer", ["Print with Wadler's algorithm"], ["Add ternaries", "Wrap lines"]
+    )
     incremental = fold_builtin(repo)
     assert incremental == fold_builtin(repo, "--rebuild")
 
@@ -96,11 +106,11 @@ def test_an_incremental_fold_equals_a_rebuild_with_sessions_between(repo: Repo) 
 
 
 def test_every_sessions_decisions_are_kept_in_written_order_newest_session_first(
-    repo: Repo,
+    repo: Repo, clock: Clock
 ) -> None:
-    session(repo, "One", ["Store data in JSON files", "Name modules in snake_case"], ["a"])
-    session(repo, "Two", ["Log with structlog", "Keep the CLI in one module"], ["b"])
-    session(repo, "Three", ["Ship wheels for Linux only"], ["c"])
+    session(repo, clock, "One", ["Store data in JSON files", "Name modules in snake_case"], ["a"])
+    session(repo, clock, "Two", ["Log with structlog", "Keep the CLI in one module"], ["b"])
+    session(repo, clock, "Three", ["Ship wheels for Linux only"], ["c"])
     body = fold_builtin(repo)
     decisions = [
         re.sub(r" \(s:[^)]*\)$", "", ln[2:]) for ln in digest_categories(body)["Decisions"]
@@ -114,7 +124,9 @@ def test_every_sessions_decisions_are_kept_in_written_order_newest_session_first
     ]
 
 
-def test_when_the_budget_truly_runs_out_the_oldest_decisions_go_first(repo: Repo) -> None:
+def test_when_the_budget_truly_runs_out_the_oldest_decisions_go_first(
+    repo: Repo, clock: Clock
+) -> None:
     from tests.support.memory import set_config
 
     names = ["Architecture", "Decisions", "Conventions", "Gotchas", "State", "Next steps"]
@@ -131,7 +143,7 @@ def test_when_the_budget_truly_runs_out_the_oldest_decisions_go_first(repo: Repo
         "Decision 7: documentation lives next to the code it explains",
     ]
     for i, decision in enumerate(decisions):
-        session(repo, f"Session {i}", [decision], [f"Follow up on decision {i}"])
+        session(repo, clock, f"Session {i}", [decision], [f"Follow up on decision {i}"])
     body = fold_builtin(repo)
     decisions = "\n".join(digest_categories(body)["Decisions"])
     assert "Decision 7:" in decisions  # the newest survives
@@ -140,9 +152,12 @@ def test_when_the_budget_truly_runs_out_the_oldest_decisions_go_first(repo: Repo
     assert len(body) <= 900
 
 
-def test_a_reversed_decision_is_superseded_and_a_restated_gotcha_kept_once(repo: Repo) -> None:
+def test_a_reversed_decision_is_superseded_and_a_restated_gotcha_kept_once(
+    repo: Repo, clock: Clock
+) -> None:
     session(
         repo,
+        clock,
         "Storage",
         ["Store settings in SQLite — one file", "Use tabs in every source file"],
         ["Add an index on settings.key"],
@@ -150,6 +165,7 @@ def test_a_reversed_decision_is_superseded_and_a_restated_gotcha_kept_once(repo:
     )
     session(
         repo,
+        clock,
         "Storage rework",
         ["Store settings in Postgres instead of SQLite — concurrent writers"],
         ["Add an index on settings.key"],
@@ -164,12 +180,20 @@ def test_a_reversed_decision_is_superseded_and_a_restated_gotcha_kept_once(repo:
     assert len(gotchas) == 1 and "entire database file" in gotchas[0]  # newest wording wins
 
 
-def test_open_next_steps_from_every_worktree_and_done_ones_removed(repo: Repo) -> None:
-    session(repo, "Main work", ["Keep one process"], ["Write the migration script", "Add an index"])
+def test_open_next_steps_from_every_worktree_and_done_ones_removed(
+    repo: Repo, clock: Clock
+) -> None:
+    session(
+        repo,
+        clock,
+        "Main work",
+        ["Keep one process"],
+        ["Write the migration script", "Add an index"],
+    )
     ui = repo.worktree("ui-wt", "ui")
-    session(ui, "UI work", ["Render with templates"], ["Wire the settings page"])
-    repo.commit("Write the migration script for settings", hooks=True)
-    session(repo, "Main later", ["Keep one process"], ["Add an index", "Load-test the API"])
+    session(ui, clock, "UI work", ["Render with templates"], ["Wire the settings page"])
+    repo.commit("Write the migration script for settings", env=clock.git_dates())
+    session(repo, clock, "Main later", ["Keep one process"], ["Add an index", "Load-test the API"])
     cats = digest_categories(fold_builtin(repo))
     steps = cats["Next steps"]
     text = "\n".join(steps)
@@ -251,7 +275,7 @@ def test_a_digest_with_no_facts_is_rejected_and_the_old_one_kept(
     assert digest_meta_body(repo)[1] == old and watermark(repo) == mark
 
 
-def test_front_matter_counts_exclude_cut_markers(repo: Repo) -> None:
+def test_front_matter_counts_exclude_cut_markers(repo: Repo, clock: Clock) -> None:
     from tests.support.memory import set_config
 
     cats = [
@@ -261,7 +285,9 @@ def test_front_matter_counts_exclude_cut_markers(repo: Repo) -> None:
     set_config(repo, "digest", max_chars=900, categories=cats)
     topics = ["parser", "printer", "linter", "cache", "logging", "packaging"]
     for i, topic in enumerate(topics):
-        session(repo, f"S{i}", [f"The {topic} belongs to {topic}-{i} " + "y" * 50], [f"step {i}"])
+        session(
+            repo, clock, f"S{i}", [f"The {topic} belongs to {topic}-{i} " + "y" * 50], [f"step {i}"]
+        )
     fold_builtin(repo)
     meta, body = digest_meta_body(repo)
     lines = digest_categories(body)["Decisions"]

@@ -16,6 +16,7 @@ import textwrap
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,28 @@ SESSION_TEXT = """\
 ## Next Steps
 - {next_step}
 """
+
+
+class Clock:
+    """The time a test stamps on what it saves and commits, one second apart: the order that
+    sleeping a second between them would give (saved_at and commit dates have one-second
+    resolution), without the wait. It starts an hour ago, so nothing it stamps is in the
+    future of the commits a test makes with the real time."""
+
+    def __init__(self, start: float | None = None) -> None:
+        self.now = int(time.time() - 3600 if start is None else start)
+
+    def tick(self) -> int:
+        self.now += 1
+        return self.now
+
+    def moment(self) -> datetime:
+        return datetime.fromtimestamp(self.tick()).astimezone()
+
+    def git_dates(self) -> dict[str, str]:
+        """GIT_AUTHOR_DATE and GIT_COMMITTER_DATE for the next commit."""
+        stamp = f"@{self.tick()} +0000"
+        return {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
 
 
 def session_text(
