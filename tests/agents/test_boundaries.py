@@ -271,3 +271,39 @@ def test_one_turn_end_walks_one_runtime_loading_the_ledger_once(every_agent: Rep
         assert (walk["resolve"], walk["ledger_load"], walk["ledger_store"]) == (1, 1, 1), walk
         assert len(walk["climbs"]) <= 2, walk["climbs"]
         print(f"[walk] {name} turn-end: {len(walk['rooms'])} rooms, climbs {walk['climbs']}")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        ["-m", "gitvault.hook", "session-start"],  # settings of 0.1 that named the entry
+        ["-m", "gitvault.claude_hooks", "session-start"],  # settings of 0.1 (module path)
+        ["-m", "gitvault.hook", adapters.DEFAULT, "session-start"],
+    ],
+)
+def test_the_forms_earlier_releases_installed_reach_the_default_agent(
+    every_agent: Repo, entry: list[str]
+) -> None:
+    default = adapters.get(adapters.DEFAULT)
+    start, turn_end = RECORDED[adapters.DEFAULT]
+    env = {**os.environ, default.project_var: str(every_agent.path)}
+    sid = str(uuid.uuid4())
+
+    def run(args: list[str], stdin: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=every_agent.path,
+            env=env,
+            timeout=120,
+        )
+
+    began = run(entry, _recorded(start, every_agent.path, sid))
+    assert began.returncode == 0 and "VAULT RECALL" in began.stdout, began
+    # The turn end under both words: the one 0.2 settings pass, and the canonical event.
+    for word in {_word(adapters.DEFAULT, "turn-end"), "turn-end"}:
+        ended = run([*entry[:-1], word], _recorded(turn_end, every_agent.path, sid))
+        assert (ended.returncode, ended.stdout) == (0, ""), ended
+    assert run([*entry[:-1], "no-such-event"], "{}").returncode == 2
