@@ -23,7 +23,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ import pytest
 from gitvault.vault import frontmatter
 from tests.support import agent_clis, mock_gemini, mock_openai
 from tests.support.memory import cli_sub, set_config, vault_text
+from tests.support.model_server import Dialect, text
 from tests.support.repos import Repo
 
 pytestmark = pytest.mark.agents
@@ -106,52 +106,29 @@ def project(repo_factory: Callable[..., Repo]) -> Repo:
 # -- one scripted model for every API --------------------------------------------------------
 
 
-@dataclass
-class Api:
-    """What differs between the mocks: how a request reads, and how to call the shell."""
-
-    last_user: Callable[[Any], str]
-    after_tool: Callable[[Any], bool]
-    received: Callable[[Any], str]
-    shell: Callable[[str, Any], Any]
-    text: Callable[[str], Any]
+OPENAI = mock_openai.DIALECT
+GEMINI = mock_gemini.DIALECT
 
 
-OPENAI = Api(
-    mock_openai.last_user_text,
-    mock_openai.ends_with_tool_result,
-    mock_openai.received_text,
-    mock_openai.shell_call,
-    mock_openai.text,
-)
-GEMINI = Api(
-    mock_gemini.last_user_text,
-    mock_gemini.ends_with_function_response,
-    mock_gemini.received_text,
-    lambda cmd, _body: mock_gemini.shell(cmd),
-    mock_gemini.text,
-)
-
-
-def scripted(api: Api, ran: dict[str, str], *, save: bool) -> Callable[[Any], Any]:
+def scripted(api: Dialect, ran: dict[str, str], *, save: bool) -> Callable[[Any], Any]:
     """Commit when prompted; when the save request arrives, run it (placeholders filled in,
     as a model would) or, with save=False, ignore it."""
 
     def respond(body: Any) -> Any:
-        last = api.last_user(body)
-        if api.after_tool(body):
-            return api.text("Saved the session." if "save" in ran else "Committed the fix.")
+        last = api.last_user_text(body)
+        if api.ends_with_tool_result(body):
+            return text("Saved the session." if "save" in ran else "Committed the fix.")
         command = given_command(last)
         if command and "reason" not in ran:
             ran["reason"] = last
             if not save:
-                return api.text("I will not save now.")
+                return text("I will not save now.")
             ran["save"] = PLACEHOLDER.sub(lambda m: FILLED[m.group(1)], command)
-            return api.shell(ran["save"], body)
+            return api.shell_call(ran["save"], body)
         if PROMPT in last and "commit" not in ran:
             ran["commit"] = TOOL_COMMIT
-            return api.shell(TOOL_COMMIT, body)
-        return api.text("Nothing to do.")
+            return api.shell_call(TOOL_COMMIT, body)
+        return text("Nothing to do.")
 
     return respond
 
@@ -170,16 +147,20 @@ def _timed(name: str, run: Callable[[], subprocess.CompletedProcess[str]]) -> st
 
 
 def _check_loop(
-    repo: Repo, agent: str, requests: list[Any], api: Api, ran: dict[str, str], block: str
+    repo: Repo, agent: str, requests: list[Any], api: Dialect, ran: dict[str, str], block: str
 ) -> str:
     """The common assertions of a saving run; the session id."""
-    first = api.received(requests[0])
+    first = api.received_text(requests[0])
     assert block in first, f"{agent}: the recall block did not reach the first request"
     assert first.count("=== VAULT RECALL ===") == 1
     assert SECTION in first, f"{agent}: AGENTS.md's gitvault section did not reach the model"
     head = repo.head()
     assert repo.git("log", "-1", "--format=%s") == "fix: greeting says hello"
-    asked = [b for b in requests if SAVE_LINE.search(api.last_user(b)) and not api.after_tool(b)]
+    asked = [
+        b
+        for b in requests
+        if SAVE_LINE.search(api.last_user_text(b)) and not api.ends_with_tool_result(b)
+    ]
     assert len(asked) == 1, f"{agent}: asked {len(asked)} times"
     reason = ran["reason"]
     assert f"{head[:7]} fix: greeting says hello" in reason
@@ -259,7 +240,7 @@ def test_codex_recall_save_and_session_end_record(
     openai_api.responder = scripted(OPENAI, ran, save=True)
     run(PROMPT)
     requests = [r.body for r in openai_api.model_requests()]
-    assert "<hook_prompt" in OPENAI.last_user(requests[2]), "the Stop reason, as a hook prompt"
+    assert "<hook_prompt" in OPENAI.last_user_text(requests[2]), "the Stop reason, as a hook prompt"
     assert "&lt;" not in ran["reason"], "nothing in the save command was HTML-escaped"
     sid = _check_loop(repo, "codex", requests, OPENAI, ran, block)
     assert (repo.state_dir / "claude-sessions" / f"{sid}.json").is_file()
@@ -300,7 +281,7 @@ def test_a_claude_code_decision_is_recalled_in_a_codex_session_in_another_worktr
             codex, "what did we decide?", cwd=other.path, home=home, base_url=openai_api.base_url
         ),
     )
-    first = OPENAI.received(openai_api.model_requests()[0].body)
+    first = OPENAI.received_text(openai_api.model_requests()[0].body)
     assert "CROSS-AGENT-42" in first and "Choose the config format" in first
     assert DECISION in first
 

@@ -183,7 +183,7 @@ def test_the_whole_loop_with_the_real_cli(
     home = tmp_path / "claude-home"
     result = _claude(claude, anthropic_api, repo, home, PROMPT, "--allowedTools", "Bash")
     sid = result["session_id"]
-    requests = [r.body for r in anthropic_api.message_requests()]
+    requests = [r.body for r in anthropic_api.model_requests()]
 
     # (a) The recall block arrives verbatim and whole in the first request.
     first_user = message_texts(requests[0], "user")[0]
@@ -278,7 +278,7 @@ def test_the_whole_loop_with_the_real_cli(
         f"- Keep the greeting in app.py ({session_id})",
     ):
         assert line in new_body
-    (fold_request,) = anthropic_api.message_requests()
+    (fold_request,) = anthropic_api.model_requests()
     assert FOLD_PROMPT in last_user_text(fold_request.body)
 
     # (e) No gitvault hook ran inside the fold's child session.
@@ -417,7 +417,7 @@ def test_an_unsaved_session_is_recorded_at_session_end_and_folded(
     (fold_body,) = folds
     (call,) = [json.loads(line) for line in record.read_text().splitlines()]
     assert call["env"]["GITVAULT_CHILD"] == "1" and "ANTHROPIC_API_KEY" not in call["env"]
-    fold_request = next(r for r in anthropic_api.message_requests() if r.body is fold_body)
+    fold_request = next(r for r in anthropic_api.model_requests() if r.body is fold_body)
     assert fold_request.headers.get("authorization") == f"Bearer {FOLD_TOKEN}"
     # Only the session's own transcript: the child kept none and ran no hook.
     assert len(transcripts(home)) == 1 and sid in transcripts(home)[0].name
@@ -446,7 +446,7 @@ def _session_files(repo: Repo) -> list[tuple[dict[str, Any], str]]:
 def _asks(api: MockAnthropic) -> list[str]:
     return [
         last_user_text(r.body)
-        for r in api.message_requests()
+        for r in api.model_requests()
         if SAVE_LINE.search(last_user_text(r.body))
     ]
 
@@ -473,7 +473,7 @@ def test_a_quiet_commit_is_attributed_and_printing_history_claims_nothing(
         claude, anthropic_api, repo, tmp_path / "h1", "commit quietly", "--allowedTools", "Bash"
     )
     head = repo.head()
-    assert head[:7] not in json.dumps([r.body for r in anthropic_api.message_requests()][:2])
+    assert head[:7] not in json.dumps([r.body for r in anthropic_api.model_requests()][:2])
     (ask,) = _asks(anthropic_api)
     assert f"{head[:7]} feat: quiet work" in ask
     ((meta, body),) = [
@@ -500,7 +500,7 @@ def test_a_quiet_commit_is_attributed_and_printing_history_claims_nothing(
         "--allowedTools",
         "Bash",
     )
-    shown = "\n".join(received_text(r.body) for r in anthropic_api.message_requests())
+    shown = "\n".join(received_text(r.body) for r in anthropic_api.model_requests())
     assert head[:7] in shown, "the history with other sessions' hashes was printed"
     assert _asks(anthropic_api) == [], "printing history claims nothing"
     assert repo.vault_tip() == tip, "no record of a session that made nothing"
@@ -626,7 +626,7 @@ def test_resume_carries_the_memory_once_and_only_what_changed(
     fence = "=== VAULT RECALL ==="
 
     def fences_in_last_request() -> int:
-        return received_text(anthropic_api.message_requests()[-1].body).count(fence)
+        return received_text(anthropic_api.model_requests()[-1].body).count(fence)
 
     assert fences_in_last_request() == 1
 
@@ -648,7 +648,7 @@ def test_resume_carries_the_memory_once_and_only_what_changed(
     assert saved.code == 0, saved
     anthropic_api.clear()
     _claude(claude, anthropic_api, repo, home, "and again", "--resume", sid)
-    seen = received_text(anthropic_api.message_requests()[-1].body)
+    seen = received_text(anthropic_api.model_requests()[-1].body)
     assert seen.count(fence) == 2 and seen.count("NEWS-FROM-ELSEWHERE") == 1
     assert seen.count("Project memory digest (folded") == 1, "the digest is not sent twice"
     assert "Memory that changed since this conversation last received it" in seen

@@ -142,7 +142,7 @@ def test_mock_non_streaming_count_tokens_and_404() -> None:
             ("POST", "/v1/complete"),
             ("GET", "/v1/models"),
         ]
-        assert len(api.message_requests()) == 1
+        assert len(api.model_requests()) == 1
 
 
 def test_mock_queue_then_responder_and_bash_when_rule() -> None:
@@ -234,7 +234,7 @@ def test_print_mode_returns_mock_text(
 
     assert result["result"] == DEFAULT_TEXT
     assert result["num_turns"] == 1
-    (request,) = anthropic_api.message_requests()  # one model turn, one request
+    (request,) = anthropic_api.model_requests()  # one model turn, one request
     # Besides it only a best-effort warm-up probe (2.1.197: `HEAD /`) may arrive.
     assert {r.method for r in anthropic_api.requests if r is not request} <= {"HEAD"}
     body = request.body
@@ -267,7 +267,7 @@ def test_session_start_hook_context_reaches_the_model(
 
     _claude_json(claude, anthropic_api, repo.path, home, "-p", "hello")
 
-    first = anthropic_api.message_requests()[0].body
+    first = anthropic_api.model_requests()[0].body
     assert "MARKER-123" in message_texts(first, "user")[0]
 
 
@@ -290,7 +290,7 @@ def test_scripted_bash_tool_use_runs(
 
     assert (repo.path / "tool-ok.txt").read_text() == "TOOL-OK\n"
     assert result["result"] == "TOOL-DONE" and result["permission_denials"] == []
-    first, second = anthropic_api.message_requests()
+    first, second = anthropic_api.model_requests()
     assert not ends_with_tool_result(first.body)
     assert ends_with_tool_result(second.body)
 
@@ -351,7 +351,7 @@ def test_compact_through_resume_reaches_the_mock(
     resume = ["--resume", first["session_id"]]
     _claude_json(claude, anthropic_api, repo.path, home, "-p", "/compact keep notes", *resume)
 
-    requests = anthropic_api.message_requests()
+    requests = anthropic_api.model_requests()
     assert len(requests) == 3
     assert "keep notes" in last_user_text(requests[2].body)
     (path,) = transcripts(home)

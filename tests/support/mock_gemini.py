@@ -1,15 +1,10 @@
-"""A standard-library mock of the Gemini API (``generativelanguage`` v1beta), for running the real
-Gemini CLI offline in tests (``GOOGLE_GEMINI_BASE_URL`` + ``GEMINI_API_KEY``; see
-tests/support/agent_clis.py).
-
-    with MockGemini(responder=shell_when("commit it", "git commit -m x")) as api:
-        run_gemini(binary, "commit it", cwd=repo, home=home, base_url=api.base_url)
-        assert "MARKER" in received_text(api.model_requests()[0].body)
+"""A mock of the Gemini API (``generativelanguage`` v1beta) on the shared core (model_server), for
+running the real Gemini CLI offline in tests (``GOOGLE_GEMINI_BASE_URL`` + ``GEMINI_API_KEY``;
+see tests/support/agent_clis.py).
 
 Endpoints (any ``/v1*`` version prefix): ``POST .../models/<model>:streamGenerateContent``
 (SSE when ``alt=sse``, else a JSON array), ``:generateContent``, ``:countTokens``,
-``:embedContent``; ``GET .../models`` answers a model list; everything else is a 404. Every
-request is recorded. Replies come from a queue first, then from the responder callable.
+``:embedContent``; ``GET .../models`` answers a model list; everything else is a 404.
 
 The shell tool of gemini-cli 0.61.0 is the function ``run_shell_command`` with
 ``{"command": ..., "description": ...}`` (see :func:`shell`).
@@ -17,69 +12,48 @@ The shell tool of gemini-cli 0.61.0 is the function ``run_shell_command`` with
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
-DEFAULT_TEXT = "MOCK_REPLY"
+from tests.support.model_server import (
+    AFTER_TOOL,
+    DEFAULT_TEXT,
+    Dialect,
+    Handler,
+    ModelServer,
+    RecordedRequest,
+    Reply,
+    Responder,
+    TextReply,
+    ToolCall,
+    text,
+)
+from tests.support.model_server import (
+    shell_when as _shell_when,
+)
+
+__all__ = ["DEFAULT_TEXT", "MockGemini", "Reply", "TextReply", "ToolCall", "text"]
+
 SHELL_TOOL = "run_shell_command"
+MODEL_TURNS = ("streamGenerateContent", "generateContent")
 
 
-@dataclass(frozen=True)
-class TextReply:
-    text: str
+def shell(command: str, description: str = "run a command") -> ToolCall:
+    return ToolCall(SHELL_TOOL, {"command": command, "description": description})
 
 
-@dataclass(frozen=True)
-class FunctionCallReply:
-    """One ``functionCall`` part (optionally preceded by a text part)."""
-
-    name: str
-    args: dict[str, Any]
-    preamble: str | None = None
+def model_of(request: RecordedRequest) -> str:
+    """The model named in the path (``.../models/<model>:method``), or ""."""
+    match = re.search(r"/models/([^/:]+)", request.path)
+    return match.group(1) if match else ""
 
 
-Reply = TextReply | FunctionCallReply
-Responder = Callable[[dict[str, Any]], "Reply | str"]
-
-
-def text(value: str) -> TextReply:
-    return TextReply(value)
-
-
-def shell(command: str, description: str = "run a command") -> FunctionCallReply:
-    return FunctionCallReply(SHELL_TOOL, {"command": command, "description": description})
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str  # without the query string
-    query: str
-    headers: dict[str, str]  # lower-cased names
-    body: Any  # parsed JSON, or None when the body was empty or not JSON
-    raw_body: bytes = field(repr=False)
-    time: float = 0.0
-
-    @property
-    def model(self) -> str:
-        """The model named in the path (``.../models/<model>:method``), or ""."""
-        match = re.search(r"/models/([^/:]+)", self.path)
-        return match.group(1) if match else ""
-
-    @property
-    def method_name(self) -> str:
-        """``streamGenerateContent``, ``generateContent``, ``countTokens``, … or ""."""
-        return self.path.rsplit(":", 1)[1] if ":" in self.path else ""
+def method_of(request: RecordedRequest) -> str:
+    """``streamGenerateContent``, ``generateContent``, ``countTokens``, … or ""."""
+    return request.path.rsplit(":", 1)[1] if ":" in request.path else ""
 
 
 # --- what the model received --------------------------------------------------------------
@@ -155,7 +129,8 @@ def function_responses(body: Any) -> list[dict[str, Any]]:
     return out
 
 
-def ends_with_function_response(body: Any) -> bool:
+def ends_with_tool_result(body: Any) -> bool:
+    """True when the last content is a function response: the tool already ran."""
     seq = contents(body)
     return bool(seq) and _is_function_response(seq[-1])
 
@@ -173,125 +148,85 @@ def tool_names(body: Any) -> list[str]:
     return out
 
 
-# --- responders ---------------------------------------------------------------------------
-
-
-def default_responder(body: dict[str, Any]) -> Reply:
-    return TextReply(DEFAULT_TEXT)
+DIALECT = Dialect(
+    last_user_text=last_user_text,
+    ends_with_tool_result=ends_with_tool_result,
+    received_text=received_text,
+    shell_call=lambda command, _body: shell(command),
+)
 
 
 def shell_when(
-    needle: str, command: str, *, otherwise: str = DEFAULT_TEXT, after_tool: str = "TOOL-DONE"
+    needle: str, command: str, *, otherwise: str = DEFAULT_TEXT, after_tool: str = AFTER_TOOL
 ) -> Responder:
-    """If the last user text contains ``needle`` (and the last content is not a function
-    response), call ``run_shell_command``; once its response comes back, answer ``after_tool``."""
-
-    def respond(body: dict[str, Any]) -> Reply:
-        if ends_with_function_response(body):
-            return TextReply(after_tool)
-        if needle in last_user_text(body):
-            return shell(command)
-        return TextReply(otherwise)
-
-    return respond
+    """Call ``run_shell_command`` when the last user text contains ``needle``."""
+    return _shell_when(DIALECT, needle, command, otherwise=otherwise, after_tool=after_tool)
 
 
 # --- the server ---------------------------------------------------------------------------
 
 
-class MockGemini:
-    """The mock server. Start/stop with ``with`` (or ``start()`` / ``stop()``)."""
+class _Gemini(Handler):
+    json_type = "application/json; charset=UTF-8"
 
-    def __init__(
-        self,
-        replies: Iterable[Reply | str] = (),
-        responder: Responder | None = None,
-    ) -> None:
-        self._lock = threading.Lock()
-        self._queue: deque[Reply | str] = deque(replies)
-        self._requests: list[RecordedRequest] = []
-        self.errors: list[BaseException] = []
-        self.responder: Responder = responder or default_responder
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+    def error(self, status: int, message: str) -> None:
+        state = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND"}.get(status, "INTERNAL")
+        self.send_json(status, {"error": {"code": status, "message": message, "status": state}})
 
-    def start(self) -> MockGemini:
-        handler = type("_Handler", (_Handler,), {"mock": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="mock-gemini",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
+    def do_GET(self) -> None:
+        request = self.record()
+        if request.path.rstrip("/").endswith("/models"):
+            self.send_json(200, {"models": []})
+        else:
+            self.error(404, f"no route {request.path}")
 
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+    def do_POST(self) -> None:
+        request = self.record()
+        method = method_of(request)
+        body = request.body
+        if method == "countTokens":
+            self.send_json(200, {"totalTokens": max(1, len(received_text(body)) // 4)})
+            return
+        if method in ("embedContent", "batchEmbedContents"):
+            self.send_json(200, {"embedding": {"values": [0.0] * 8}})
+            return
+        if method not in MODEL_TURNS:
+            self.error(404, f"no route {request.path}")
+            return
+        reply = self.scripted_reply(body)
+        if reply is None:
+            return
+        model = model_of(request) or "gemini-mock"
+        if method == "generateContent":
+            parts = _parts(reply)
+            self.send_json(
+                200, _response(parts, "STOP", _usage(body, len(json.dumps(parts))), model)
+            )
+            return
+        chunks = list(_stream_chunks(reply, body, model))
+        if parse_qs(request.query).get("alt") != ["sse"]:
+            self.send_json(200, chunks)
+            return
+        self.start_stream()
+        for chunk in chunks:
+            self.chunk(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+        self.end_stream()
 
-    def __enter__(self) -> MockGemini:
-        return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "mock not started"
-        return int(self._server.server_address[1])
+class MockGemini(ModelServer):
+    handler = _Gemini
+    thread_name = "mock-gemini"
 
     @property
     def base_url(self) -> str:
         """For ``GOOGLE_GEMINI_BASE_URL`` (no version suffix: the SDK adds ``/v1beta``)."""
-        return f"http://127.0.0.1:{self.port}"
+        return self.origin
 
-    def enqueue(self, *replies: Reply | str) -> None:
-        with self._lock:
-            self._queue.extend(replies)
+    def is_model_turn(self, request: RecordedRequest) -> bool:
+        return request.method == "POST" and method_of(request) in MODEL_TURNS
 
-    def next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            queued = self._queue.popleft() if self._queue else None
-        reply = queued if queued is not None else self.responder(body)
-        return TextReply(reply) if isinstance(reply, str) else reply
 
-    def record_error(self, error: BaseException) -> None:
-        with self._lock:
-            self.errors.append(error)
-
-    def record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self._requests.append(request)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._lock:
-            return list(self._requests)
-
-    def model_requests(self) -> list[RecordedRequest]:
-        """Recorded ``streamGenerateContent`` / ``generateContent`` calls, oldest first."""
-        return [
-            r
-            for r in self.requests
-            if r.method == "POST" and r.method_name in ("streamGenerateContent", "generateContent")
-        ]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._requests.clear()
+# --- the wire format ----------------------------------------------------------------------
 
 
 def _usage(body: Any, reply_len: int) -> dict[str, int]:
@@ -310,7 +245,7 @@ def _parts(reply: Reply) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     if reply.preamble:
         parts.append({"text": reply.preamble})
-    parts.append({"functionCall": {"name": reply.name, "args": reply.args}})
+    parts.append({"functionCall": {"name": reply.name, "args": reply.arguments}})
     return parts
 
 
@@ -334,112 +269,3 @@ def _stream_chunks(reply: Reply, body: Any, model: str) -> Iterator[dict[str, An
         yield _response([{"text": pieces[-1]}], "STOP", usage, model)
         return
     yield _response(parts, "STOP", usage, model)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    mock: MockGemini
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            raw = b"".join(chunks)
-        else:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.headers.get("Content-Encoding", "").lower() == "gzip":
-            raw = gzip.decompress(raw)
-        return raw
-
-    def _record(self) -> RecordedRequest:
-        raw = self._read_body() if self.command in ("POST", "PUT", "PATCH") else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        parts = urlsplit(self.path)
-        request = RecordedRequest(
-            method=self.command,
-            path=parts.path,
-            query=parts.query,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body,
-            raw_body=raw,
-            time=time.time(),
-        )
-        self.mock.record(request)
-        return request
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def _error(self, status: int, message: str) -> None:
-        state = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND"}.get(status, "INTERNAL")
-        self._send_json(status, {"error": {"code": status, "message": message, "status": state}})
-
-    def do_GET(self) -> None:
-        request = self._record()
-        if request.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"models": []})
-        else:
-            self._error(404, f"no route {request.path}")
-
-    def do_POST(self) -> None:
-        request = self._record()
-        method = request.method_name
-        body = request.body
-        if method == "countTokens":
-            self._send_json(200, {"totalTokens": max(1, len(received_text(body)) // 4)})
-            return
-        if method in ("embedContent", "batchEmbedContents"):
-            self._send_json(200, {"embedding": {"values": [0.0] * 8}})
-            return
-        if method not in ("streamGenerateContent", "generateContent"):
-            self._error(404, f"no route {request.path}")
-            return
-        if not isinstance(body, dict):
-            self._error(400, "body is not JSON")
-            return
-        try:
-            reply = self.mock.next_reply(body)
-        except Exception as exc:  # a broken test responder: tell the client, do not hang
-            self.mock.record_error(exc)
-            self._error(400, f"mock responder failed: {exc!r}")
-            return
-        model = request.model or "gemini-mock"
-        if method == "generateContent":
-            parts = _parts(reply)
-            self._send_json(
-                200, _response(parts, "STOP", _usage(body, len(json.dumps(parts))), model)
-            )
-            return
-        chunks = list(_stream_chunks(reply, body, model))
-        if parse_qs(request.query).get("alt") == ["sse"]:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            for chunk in chunks:
-                data = f"data: {json.dumps(chunk)}\r\n\r\n".encode()
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        else:
-            self._send_json(200, chunks)

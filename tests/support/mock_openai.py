@@ -1,21 +1,15 @@
-"""A standard-library mock of the OpenAI APIs that coding agents call, for running real CLIs
-offline in tests:
+"""A mock of the OpenAI APIs that coding agents call, on the shared core (model_server), for
+running the real CLIs offline in tests:
 
 - the **Responses API** (``POST /v1/responses``, streamed as SSE) — what Codex CLI speaks with a
   ``[model_providers.X] wire_api = "responses"`` provider;
 - **Chat Completions** (``POST /v1/chat/completions``, streamed or not) — what Copilot CLI speaks
   with ``COPILOT_OFFLINE=true`` + ``COPILOT_PROVIDER_BASE_URL``.
 
-    with MockOpenAI(responder=shell_when("commit it", "git commit -m x")) as api:
-        run_codex(binary, "commit it", cwd=repo, home=home, base_url=api.base_url)
-        assert "MARKER" in received_text(api.model_requests()[0].body)
-
 The paths are accepted with or without the ``/v1`` prefix; ``GET [/v1]/models`` answers a model
-list; everything else is a 404. Every request is recorded. Replies come from a queue first, then
-from the responder callable (which gets the parsed request body; ``api_of(body)`` tells the two
-APIs apart).
+list; everything else is a 404. ``api_of(body)`` tells a responder which API a body is for.
 
-A scripted tool call is a :class:`ToolCallReply`; :func:`shell_call` builds the right one for
+A scripted tool call is a :class:`ToolCall`; :func:`shell_call` builds the right one for
 each agent's shell tool (checked against codex-cli 0.171.0 and copilot 1.0.102):
 
 - Codex: function ``exec_command`` with ``{"cmd": "<shell string>"}``;
@@ -24,61 +18,49 @@ each agent's shell tool (checked against codex-cli 0.171.0 and copilot 1.0.102):
 
 from __future__ import annotations
 
-import gzip
 import json
-import threading
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from collections.abc import Iterator
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
-DEFAULT_TEXT = "MOCK_REPLY"
+from tests.support.model_server import (
+    AFTER_TOOL,
+    DEFAULT_TEXT,
+    Dialect,
+    Handler,
+    ModelServer,
+    RecordedRequest,
+    Reply,
+    Responder,
+    TextReply,
+    ToolCall,
+    pieces,
+    text,
+)
+from tests.support.model_server import shell_when as _shell_when
+
+__all__ = ["DEFAULT_TEXT", "MockOpenAI", "Reply", "TextReply", "ToolCall", "text"]
+
 MODEL = "mock-model"
 
 Api = Literal["responses", "chat"]
 
 
-@dataclass(frozen=True)
-class TextReply:
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolCallReply:
-    """One function call (optionally preceded by a short assistant text)."""
-
-    name: str
-    arguments: dict[str, Any]
-    preamble: str | None = None
-
-
-Reply = TextReply | ToolCallReply
-Responder = Callable[[dict[str, Any]], "Reply | str"]
-
-
-def text(value: str) -> TextReply:
-    return TextReply(value)
-
-
-def codex_shell(command: str, *, workdir: str | None = None) -> ToolCallReply:
+def codex_shell(command: str, *, workdir: str | None = None) -> ToolCall:
     """Codex 0.171's shell tool: ``exec_command`` with ``cmd`` (a shell string)."""
     args: dict[str, Any] = {"cmd": command}
     if workdir is not None:
         args["workdir"] = workdir
-    return ToolCallReply("exec_command", args)
+    return ToolCall("exec_command", args)
 
 
-def copilot_shell(command: str, description: str = "run a command") -> ToolCallReply:
+def copilot_shell(command: str, description: str = "run a command") -> ToolCall:
     """Copilot 1.0's shell tool: ``bash`` with ``command`` + ``description``."""
-    return ToolCallReply("bash", {"command": command, "description": description})
+    return ToolCall("bash", {"command": command, "description": description})
 
 
-def shell_call(command: str, body: dict[str, Any]) -> ToolCallReply:
+def shell_call(command: str, body: dict[str, Any]) -> ToolCall:
     """The shell tool call that fits the client that sent ``body`` (by the tools it offers)."""
     names = tool_names(body)
     if "exec_command" in names:
@@ -86,19 +68,8 @@ def shell_call(command: str, body: dict[str, Any]) -> ToolCallReply:
     if "bash" in names:
         return copilot_shell(command)
     if "shell" in names:  # older Codex: {"command": ["bash", "-lc", ...]}
-        return ToolCallReply("shell", {"command": ["bash", "-lc", command]})
+        return ToolCall("shell", {"command": ["bash", "-lc", command]})
     return codex_shell(command) if api_of(body) == "responses" else copilot_shell(command)
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str  # without the query string
-    query: str
-    headers: dict[str, str]  # lower-cased names
-    body: Any  # parsed JSON, or None when the body was empty or not JSON
-    raw_body: bytes = field(repr=False)
-    time: float = 0.0  # time.time() when the request arrived
 
 
 # --- what the model received --------------------------------------------------------------
@@ -221,121 +192,23 @@ def ends_with_tool_result(body: Any) -> bool:
     return bool(seq) and role_of(seq[-1]) == "tool"
 
 
-# --- responders ---------------------------------------------------------------------------
-
-
-def default_responder(body: dict[str, Any]) -> Reply:
-    return TextReply(DEFAULT_TEXT)
+DIALECT = Dialect(
+    last_user_text=last_user_text,
+    ends_with_tool_result=ends_with_tool_result,
+    received_text=received_text,
+    shell_call=shell_call,
+)
 
 
 def shell_when(
-    needle: str, command: str, *, otherwise: str = DEFAULT_TEXT, after_tool: str = "TOOL-DONE"
+    needle: str, command: str, *, otherwise: str = DEFAULT_TEXT, after_tool: str = AFTER_TOOL
 ) -> Responder:
-    """If the last user message contains ``needle`` (and the last item is not a tool result),
-    run ``command`` through the client's shell tool; after the result answer ``after_tool``."""
-
-    def respond(body: dict[str, Any]) -> Reply:
-        if ends_with_tool_result(body):
-            return TextReply(after_tool)
-        if needle in last_user_text(body):
-            return shell_call(command, body)
-        return TextReply(otherwise)
-
-    return respond
+    """Run ``command`` through the client's shell tool when the last user message contains
+    ``needle``."""
+    return _shell_when(DIALECT, needle, command, otherwise=otherwise, after_tool=after_tool)
 
 
 # --- the server ---------------------------------------------------------------------------
-
-
-class MockOpenAI:
-    """The mock server. Start/stop with ``with`` (or ``start()`` / ``stop()``)."""
-
-    def __init__(
-        self,
-        replies: Iterable[Reply | str] = (),
-        responder: Responder | None = None,
-    ) -> None:
-        self._lock = threading.Lock()
-        self._queue: deque[Reply | str] = deque(replies)
-        self._requests: list[RecordedRequest] = []
-        self.errors: list[BaseException] = []
-        self.responder: Responder = responder or default_responder
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> MockOpenAI:
-        handler = type("_Handler", (_Handler,), {"mock": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="mock-openai",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> MockOpenAI:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "mock not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """With the ``/v1`` suffix, as both Codex and Copilot expect."""
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def enqueue(self, *replies: Reply | str) -> None:
-        with self._lock:
-            self._queue.extend(replies)
-
-    def next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            queued = self._queue.popleft() if self._queue else None
-        reply = queued if queued is not None else self.responder(body)
-        return TextReply(reply) if isinstance(reply, str) else reply
-
-    def record_error(self, error: BaseException) -> None:
-        with self._lock:
-            self.errors.append(error)
-
-    def record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self._requests.append(request)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._lock:
-            return list(self._requests)
-
-    def model_requests(self) -> list[RecordedRequest]:
-        """Recorded model turns (Responses or Chat Completions POSTs), oldest first."""
-        return [r for r in self.requests if r.method == "POST" and _route(r.path) is not None]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._requests.clear()
 
 
 def _route(path: str) -> Api | None:
@@ -356,135 +229,61 @@ def _tokens(body: Any) -> int:
     return max(1, len(received_text(body)) // 4)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    mock: MockOpenAI
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            raw = b"".join(chunks)
-        else:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        encoding = self.headers.get("Content-Encoding", "").lower()
-        if encoding == "gzip":
-            raw = gzip.decompress(raw)
-        elif encoding == "zstd":  # Codex may compress request bodies
-            try:
-                import zstandard  # type: ignore[import-not-found,unused-ignore]
-
-                raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-            except ImportError:
-                pass
-        return raw
-
-    def _record(self) -> RecordedRequest:
-        raw = self._read_body() if self.command in ("POST", "PUT", "PATCH") else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        parts = urlsplit(self.path)
-        request = RecordedRequest(
-            method=self.command,
-            path=parts.path,
-            query=parts.query,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body,
-            raw_body=raw,
-            time=time.time(),
-        )
-        self.mock.record(request)
-        return request
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def _error(self, status: int, message: str) -> None:
-        self._send_json(
+class _OpenAI(Handler):
+    def error(self, status: int, message: str) -> None:
+        self.send_json(
             status, {"error": {"message": message, "type": "invalid_request_error", "code": None}}
         )
 
     def do_GET(self) -> None:
-        request = self._record()
+        request = self.record()
         if request.path.rstrip("/").endswith("/models"):
             model = {"id": MODEL, "object": "model", "created": 0, "owned_by": "mock"}
-            self._send_json(200, {"object": "list", "data": [model]})
+            self.send_json(200, {"object": "list", "data": [model]})
         else:
-            self._error(404, f"no route {request.path}")
-
-    def do_HEAD(self) -> None:
-        self._record()
-        self._error(404, "HEAD")
+            self.error(404, f"no route {request.path}")
 
     def do_POST(self) -> None:
-        request = self._record()
+        request = self.record()
         api = _route(request.path)
         if api is None:
-            self._error(404, f"no route {request.path}")
+            self.error(404, f"no route {request.path}")
             return
-        if not isinstance(request.body, dict):
-            self._error(400, "body is not JSON")
-            return
-        try:
-            reply = self.mock.next_reply(request.body)
-        except Exception as exc:  # a broken test responder: tell the client, do not hang
-            self.mock.record_error(exc)
-            self._error(400, f"mock responder failed: {exc!r}")
+        reply = self.scripted_reply(request.body)
+        if reply is None:
             return
         model = str(request.body.get("model") or MODEL)
         tokens = _tokens(request.body)
         if api == "responses":
-            self._start_stream()
+            self.start_stream()
             for event in _responses_events(reply, model, tokens):
-                self._chunk(_sse(event, event["type"]))
-            self._end_stream()
+                self.chunk(_sse(event, event["type"]))
+            self.end_stream()
         elif request.body.get("stream"):
-            self._start_stream()
+            self.start_stream()
             for chunk in _chat_chunks(reply, model, tokens, request.body):
-                self._chunk(_sse(chunk))
-            self._chunk(b"data: [DONE]\n\n")
-            self._end_stream()
+                self.chunk(_sse(chunk))
+            self.chunk(b"data: [DONE]\n\n")
+            self.end_stream()
         else:
-            self._send_json(200, _chat_json(reply, model, tokens))
+            self.send_json(200, _chat_json(reply, model, tokens))
 
-    def _start_stream(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
 
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+class MockOpenAI(ModelServer):
+    handler = _OpenAI
+    thread_name = "mock-openai"
 
-    def _end_stream(self) -> None:
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+    @property
+    def base_url(self) -> str:
+        """With the ``/v1`` suffix, as both Codex and Copilot expect."""
+        return f"{self.origin}/v1"
+
+    def is_model_turn(self, request: RecordedRequest) -> bool:
+        """Responses or Chat Completions POSTs."""
+        return request.method == "POST" and _route(request.path) is not None
 
 
 # --- Responses API stream -------------------------------------------------------------------
-
-
-def _pieces(value: str, size: int = 40) -> list[str]:
-    return [value[i : i + size] for i in range(0, max(len(value), 1), size)]
 
 
 def _responses_events(reply: Reply, model: str, tokens: int) -> Iterator[dict[str, Any]]:
@@ -504,7 +303,7 @@ def _responses_events(reply: Reply, model: str, tokens: int) -> Iterator[dict[st
             "output_index": index,
             "item": {**empty, "content": []},
         }
-        for piece in _pieces(value):
+        for piece in pieces(value):
             yield {
                 "type": "response.output_text.delta",
                 "item_id": item_id,
@@ -521,7 +320,7 @@ def _responses_events(reply: Reply, model: str, tokens: int) -> Iterator[dict[st
         }
         yield {"type": "response.output_item.done", "output_index": index, "item": item}
         output.append(item)
-    if isinstance(reply, ToolCallReply):
+    if isinstance(reply, ToolCall):
         index = len(output)
         item = {
             "type": "function_call",
@@ -570,13 +369,13 @@ def _chat_chunks(
 
     yield chunk({"role": "assistant", "content": ""})
     value = reply.text if isinstance(reply, TextReply) else reply.preamble
-    for piece in _pieces(value) if value else []:
+    for piece in pieces(value) if value else []:
         yield chunk({"content": piece})
-    if isinstance(reply, ToolCallReply):
+    if isinstance(reply, ToolCall):
         call_id = f"call_mock_{uuid.uuid4().hex[:20]}"
         head = {"index": 0, "id": call_id, "type": "function"}
         yield chunk({"tool_calls": [{**head, "function": {"name": reply.name, "arguments": ""}}]})
-        for piece in _pieces(json.dumps(reply.arguments)):
+        for piece in pieces(json.dumps(reply.arguments)):
             yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
         yield chunk({}, "tool_calls")
     else:
