@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
+from tests.support.hook_fuzz import special_files as make_special_files
 from tests.support.memory import Clock, set_config
 from tests.support.repos import Repo, make_repo
 
@@ -109,3 +110,10 @@ def repo(request: pytest.FixtureRequest, repo_factory: Callable[..., Repo]) -> R
 def clock() -> Clock:
     """Whole seconds for what a test saves and commits, one apart, starting an hour ago."""
     return Clock()
+
+
+@pytest.fixture
+def special_files(tmp_path: Path) -> dict[str, str]:
+    """Files a transcript_path may name that are not transcripts: devices, a FIFO, a folder, a
+    3 GB sparse file, a 5 MB line, a link to /dev/zero (label -> path)."""
+    return make_special_files(tmp_path)

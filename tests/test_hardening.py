@@ -14,6 +14,7 @@ from gitvault.notes import quarantine
 from gitvault.notes.commits import CommitInfo, FileStat
 from gitvault.notes.render import NoteContext, note_write, render
 from gitvault.vault import frontmatter, schemas
+from tests.support.kill_points import kill_rounds
 from tests.support.repos import Repo, validate_note
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
@@ -428,73 +429,5 @@ def test_a_commit_subject_cannot_break_the_recall_block(repo: Repo) -> None:
 # -- kill points: any writer killed anywhere leaves nothing that wedges the next run ---------
 
 
-def _kill_rounds(repo_factory, rounds: int, seed: int) -> list[str]:  # type: ignore[no-untyped-def]
-    """SIGKILL drainers and bulk writers at random moments; after each, the next run must
-    complete and lose nothing. Returns what failed (empty when all held)."""
-    import os
-    import random
-    import signal
-    import sys
-    import time
-
-    rng = random.Random(seed)
-    repo: Repo = repo_factory(sync=False)
-    failures: list[str] = []
-    expected: set[str] = set()
-    for round_ in range(rounds):
-        shas = [repo.commit(f"r{round_} c{i}", hooks=False) for i in range(rng.randint(5, 40))]
-        expected.update(shas)
-        line = "commit\t{}\tref: refs/heads/main\tmain\t{}\n"
-        with open(repo.state_dir / "spool", "a") as fh:
-            fh.write("".join(line.format(s, repo.git_dir) for s in shas))
-        what = rng.choice(["drain", "backfill"])
-        cmd = (
-            [sys.executable, "-m", "gitvault.hook", "git", "drain", str(repo.common_dir), "--wait"]
-            if what == "drain"
-            else [sys.executable, "-m", "gitvault", "--repo", str(repo.path), "backfill"]
-        )
-        delay = rng.uniform(0.0, 0.6)
-        proc = subprocess.Popen(
-            cmd, cwd=repo.path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        # The next run: a read answers, a drain completes, nothing is lost or wedged.
-        if repo.gv("log", "-n", "1").code != 0:
-            failures.append(f"round {round_}: log failed after killing {what} at {delay:.2f}s")
-        done = subprocess.run(
-            [sys.executable, "-m", "gitvault.hook", "git", "drain", str(repo.common_dir), "--wait"],
-            cwd=repo.path,
-            capture_output=True,
-            timeout=120,
-        )
-        missing = expected - set(repo.note_paths())
-        if done.returncode != 0 or missing:
-            failures.append(
-                f"round {round_}: after killing {what} at {delay:.2f}s, "
-                f"{len(missing)} notes missing; {done.stderr.decode()[-300:]}"
-            )
-        print(f"round {round_}: killed {what} after {delay:.2f}s; {len(expected)} notes expected")
-    fsck = repo.run("fsck", "--strict", "--no-dangling", check=False)
-    if fsck.returncode != 0:
-        failures.append(f"git fsck: {fsck.stderr.decode()[-500:]}")
-    if repo.git("for-each-ref", "refs/gitvault/"):
-        failures.append("an import ref was left behind")
-    if (repo.common_dir / "refs" / "heads" / "vault.lock").exists():
-        failures.append("vault.lock was left behind")
-    assert os.path.isdir(repo.state_dir)
-    return failures
-
-
 def test_writers_killed_at_random_points_never_wedge_or_lose(repo_factory) -> None:
-    assert _kill_rounds(repo_factory, rounds=3, seed=1) == []
-
-
-@pytest.mark.stress
-@pytest.mark.parametrize("seed", range(5))
-def test_stress_many_kill_points(repo_factory, seed: int) -> None:
-    failures = _kill_rounds(repo_factory, rounds=20, seed=seed)
-    for failure in failures:
-        print("FAILED:", failure)
-    assert failures == []
+    assert kill_rounds(repo_factory(sync=False), rounds=3, seed=1) == []
