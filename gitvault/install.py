@@ -13,10 +13,10 @@ from gitvault.agents import agentfiles, sentinel
 from gitvault.errors import GitvaultError, Refused
 from gitvault.notes import shims
 from gitvault.resolve import Location
-from gitvault.vault import launcher, layout
+from gitvault.vault import launcher, layout, statedir
 from gitvault.vault.config import initial_files, parse_vault_toml
 from gitvault.vault.files import atomic_write
-from gitvault.vault.store import Vault, state_dir
+from gitvault.vault.store import Vault
 
 
 @dataclass
@@ -91,7 +91,7 @@ def install(
     if hdir.scope in ("global", "system") and not force:
         shims.install(hdir, force=False)  # raises Refused before anything is written
     agent_files = _preflight(loc, local, chosen) if chosen else []
-    state_dir(loc)
+    statedir.ensure(loc)
     if tip is None:
         _adopt_or_create(loc, vault, report)
     report.changes += launcher.install(loc)

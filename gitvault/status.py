@@ -10,7 +10,7 @@ from gitvault.errors import GitvaultError
 from gitvault.memory import history
 from gitvault.notes import drain, quarantine, shims
 from gitvault.resolve import Location
-from gitvault.vault import frontmatter, layout
+from gitvault.vault import frontmatter, layout, statedir
 from gitvault.vault.locking import read_log
 from gitvault.vault.store import Vault
 
@@ -83,7 +83,7 @@ def status(loc: Location) -> Status:
         if h["foreign"]:
             warnings.append(f"{h['name']} in {hdir.path} is not gitvault's (install chains it)")
     state = loc.state_dir
-    spool = state / drain.SPOOL
+    spool = state / statedir.SPOOL
     if tip is not None and state.is_dir() and not os.access(state, os.W_OK):
         warnings.append(
             f"cannot write to {state}: commits are not being recorded; make it writable, "
@@ -233,7 +233,7 @@ def _sharing(loc: Location, vault: Vault, warnings: list[str]) -> dict[str, Any]
     if info["quarantined"]:
         warnings.append(
             f"{len(info['quarantined'])} file(s) from a remote were quarantined (kept out of "
-            f"the vault): see {loc.state_dir / layout.QUARANTINE}"
+            f"the vault): see {statedir.path(loc, statedir.SYNC_QUARANTINE)}"
         )
     if info["shared"] or info["auto"] != "off":
         warnings += ci.warnings(loc.workdir, vault.branch, conf.remote_ref)

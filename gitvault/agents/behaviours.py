@@ -131,7 +131,7 @@ def recall_at_start(call: HookCall) -> Answer | None:
     # changed since. compact and clear dropped it: everything again.
     known = state.recall if source == "resume" and state.recall else None
     result = recall.build(
-        call.cwd, call.branch(), here=state.branch, known=known, state_dir=loc.state_dir
+        call.cwd, call.branch(), here=state.branch, known=known, loc=loc
     )
     for problem in result.problems:
         call.log(f"{call.adapter.name} hook session-start: {problem}")

@@ -23,11 +23,9 @@ from typing import Any
 
 from gitvault.memory.attribution import Run
 from gitvault.resolve import Location
-from gitvault.vault import files
+from gitvault.vault import files, statedir
 
-# Below the state folder. The name is older than the other agents: renaming it would orphan the
-# ledgers of the sessions running during an upgrade.
-FOLDER = "claude-sessions"
+FOLDER = statedir.LEDGER  # below the state folder
 LOOKBACK_SECONDS = 3 * 24 * 3600
 MAX_RUNS = 50
 # What a session id may look like (every agent's are UUIDs); the hook input schemas say the

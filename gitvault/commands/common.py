@@ -20,6 +20,8 @@ from rich.console import Console
 from gitvault.errors import GitvaultError
 from gitvault.notes import drain
 from gitvault.resolve import Location, resolve
+from gitvault.vault import statedir
+from gitvault.vault.files import atomic_write
 from gitvault.vault.locking import log_failure
 
 JSON_VERSION = 1
@@ -93,7 +95,10 @@ def location(ctx: Any, *, drain_spool: bool = True) -> Location:
     loc = state.loc
     if (
         drain_spool
-        and ((loc.state_dir / drain.SPOOL).exists() or (loc.state_dir / drain.WORK_DIR).is_dir())
+        and (
+            (loc.state_dir / statedir.SPOOL).exists()
+            or (loc.state_dir / statedir.SPOOL_WORK).is_dir()
+        )
         and not drain.vault_locked(loc)
     ):
         try:
@@ -172,7 +177,7 @@ def log_internal_error(trace: str, repo: str | None) -> Path | None:
     """Write the crash log to the repository's gitvault folder (the temp dir when there is no
     repository or it is not writable); its path, or None when nothing could be written."""
     text = crash_report(trace, repo)
-    name = f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+    name = f"{statedir.CRASH_LOG_PREFIX}{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
     targets: list[Path] = []
     try:
         targets.append(resolve(repo).state_dir / name)
@@ -182,7 +187,7 @@ def log_internal_error(trace: str, repo: str | None) -> Path | None:
     for path in targets:
         try:
             path.parent.mkdir(exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            atomic_write(path, text.encode("utf-8"))
             return path
         except OSError:
             continue

@@ -24,7 +24,7 @@ def recall(
 ) -> None:
     """Print the recall block an agent's session-start hook injects (≤ 9,500 characters)."""
     loc = location(ctx)
-    result = recall_mod.build(loc.workdir or loc.common_dir, state_dir=loc.state_dir)
+    result = recall_mod.build(loc.workdir or loc.common_dir, loc=loc)
     for problem in result.problems:
         err.print(f"warning: {problem}", markup=False)
     if json_out:

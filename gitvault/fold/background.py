@@ -8,16 +8,12 @@ import subprocess
 import sys
 
 from gitvault.resolve import Location
+from gitvault.vault import statedir
 from gitvault.vault.locking import file_lock
-from gitvault.vault.store import state_dir
-
-FOLD_LOG = "fold.log"
 
 
 def fold_running(loc: Location) -> bool:
-    from gitvault.fold.lease import LEASE
-
-    with file_lock(state_dir(loc) / LEASE, block=False) as got:
+    with file_lock(statedir.ensure(loc) / statedir.FOLD_LEASE, block=False) as got:
         return not got
 
 
@@ -30,7 +26,7 @@ def spawn_fold(loc: Location, *, merger: str | None = None, model: str | None = 
         args += ["--merger", merger]
     if model:
         args += ["--model", model]
-    log = open(state_dir(loc) / FOLD_LOG, "ab")  # noqa: SIM115 - handed to the child
+    log = open(statedir.ensure(loc) / statedir.FOLD_LOG, "ab")  # noqa: SIM115 - handed to the child
     try:
         proc = subprocess.Popen(
             args,

@@ -15,15 +15,14 @@ from contextlib import contextmanager
 
 from gitvault.errors import Busy
 from gitvault.resolve import Location
+from gitvault.vault import statedir
+from gitvault.vault.files import load_json_object
 from gitvault.vault.locking import file_lock
-from gitvault.vault.store import state_dir
-
-LEASE = "fold.lease"
 
 
 @contextmanager
 def fold_lease(loc: Location) -> Iterator[None]:
-    path = state_dir(loc) / LEASE
+    path = statedir.ensure(loc) / statedir.FOLD_LEASE
     with file_lock(path, block=False) as got:
         if not got:
             holder = read_holder(loc)
@@ -40,8 +39,4 @@ def fold_lease(loc: Location) -> Iterator[None]:
 
 
 def read_holder(loc: Location) -> dict[str, object]:
-    try:
-        data = json.loads((loc.state_dir / LEASE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return load_json_object(statedir.path(loc, statedir.FOLD_LEASE)) or {}

@@ -28,8 +28,6 @@ fold.fallback = "builtin" (the default) and records that it did.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -42,16 +40,14 @@ from gitvault.fold.lease import fold_lease
 from gitvault.memory import cites
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
-from gitvault.vault import layout
+from gitvault.vault import layout, statedir
 from gitvault.vault.config import VaultConfig, check_fold_command, parse_vault_toml
-from gitvault.vault.files import atomic_write
-from gitvault.vault.store import Vault, state_dir
+from gitvault.vault.store import Vault
 from gitvault.vault.times import local_iso
 
 Say = Callable[[str], None]
 PROMPT_OVERHEAD = 2500
 MIN_BATCH_CHARS = 2000  # a batch always has room for at least a few items
-BUDGET_FILE = "fold-budget.json"
 DAY = 86_400
 MINE_NOTES = 5000  # the builtin merger mines at most the newest this many notes
 
@@ -206,45 +202,12 @@ class SourceIndex:
 
 
 def _budget_spent(loc: Location) -> int:
-    try:
-        data = json.loads((loc.state_dir / BUDGET_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
-    return int(data.get("chars", 0)) if data.get("date") == time.strftime("%Y-%m-%d") else 0
-
-
-def _total(loc: Location) -> int:
-    """Characters sent to a model by every fold so far (`gitvault stats`)."""
-    try:
-        data = json.loads((loc.state_dir / BUDGET_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
-    total = data.get("total", data.get("chars", 0)) if isinstance(data, dict) else 0
-    return total if isinstance(total, int) else 0
-
-
-def _budget_add(loc: Location, chars: int) -> None:
-    spent = _budget_spent(loc) + chars
-    payload = {"date": time.strftime("%Y-%m-%d"), "chars": spent, "total": _total(loc) + chars}
-    atomic_write(state_dir(loc) / BUDGET_FILE, json.dumps(payload).encode())
-
-
-def read_state(loc: Location) -> dict[str, Any]:
-    try:
-        data = json.loads((loc.state_dir / layout.FOLD_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return statedir.fold_budget(loc).today
 
 
 def _write_state(loc: Location, **changes: Any) -> None:
-    state = read_state(loc)
-    state.update(changes)
-    state["at"] = local_iso()
-    try:
-        atomic_write(state_dir(loc) / layout.FOLD_STATE, json.dumps(state).encode())
-    except OSError:
-        pass  # a read-only state dir must not turn a fold into a failure
+    state = statedir.fold_state(loc)._replace(**changes, at=local_iso())
+    statedir.write_fold_state(loc, state)
 
 
 def fix_for(exc: GitvaultError) -> str:
@@ -264,7 +227,7 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
     try:
         result = _fold(loc, vault, config, name, opts, say)
     except (mergers.MergerUnavailable, mergers.MergerFailed, FoldRejected) as exc:
-        failure = {"merger": name, "message": exc.message, "fix": fix_for(exc)}
+        failure = statedir.FoldFailure(name, exc.message, fix_for(exc))
         fallback = str(config.fold_value("fallback"))
         can_fall_back = not isinstance(exc, FoldRejected) and name != "builtin"
         if opts.background and fallback == "builtin" and can_fall_back:
@@ -280,8 +243,8 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         "pending": result.left,
         "reason": result.skipped_reason if result.left else None,
     }
-    failed = read_state(loc).get("failure")
-    if not isinstance(failed, dict) or failed.get("merger") == name:
+    failed = statedir.fold_state(loc).failure
+    if failed is None or failed.merger == name:
         state.update(failure=None, fallback=None)  # the merger that failed works again
     _write_state(loc, **state)
     return result
@@ -514,7 +477,7 @@ def _run(
             new, sent = merger.merge(base, call.batch, config, ctx)
             result.chars_sent += sent
             if merger.spends_budget:
-                _budget_add(loc, sent)
+                statedir.add_fold_spend(loc, sent)
             result.batches += 1
             result.dropped += new.dropped
             result.cut += new.cut
@@ -625,20 +588,20 @@ def describe(loc: Location, vault: Vault) -> dict[str, Any]:
     """For `status`: items waiting for a fold and why, and the last failure with its fix."""
     config = load_config(vault)
     waiting, in_backlog = pending(vault, config)
-    state = read_state(loc)
+    state = statedir.fold_state(loc)
     configured = str(config.fold_value("merger"))
-    failure = state.get("failure") if isinstance(state.get("failure"), dict) else None
-    if failure and failure.get("merger") != configured:
+    failure = state.failure
+    if failure and failure.merger != configured:
         failure = None  # the merger that failed is no longer the one that folds
     why: str | None = None
     stuck = False  # waiting for a reason, not just for the next fold
     minimum = int(config.fold_value("min_new_items"))
     if waiting:
-        if failure and not state.get("fallback"):
-            why = f"the last fold failed: {failure.get('message')}"
+        if failure and not state.fallback:
+            why = f"the last fold failed: {failure.message}"
             stuck = True
-        elif isinstance(state.get("reason"), str) and state.get("pending"):
-            why = str(state["reason"])
+        elif state.reason and state.pending:
+            why = state.reason
             stuck = "budget" in why
         elif waiting < minimum:
             why = f"fewer than fold.min_new_items ({minimum})"
@@ -652,7 +615,7 @@ def describe(loc: Location, vault: Vault) -> dict[str, Any]:
         "backlog": in_backlog,
         "why": why,
         "stuck": stuck,
-        "failure": failure,
-        "fallback": state.get("fallback") if failure else None,
+        "failure": failure.as_json() if failure else None,
+        "fallback": state.fallback if failure else None,
         "merger": configured,
     }

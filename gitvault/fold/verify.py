@@ -9,8 +9,8 @@ For every digest line:
   <sha>"), or the line names a file path or a `symbol` that no longer exists at HEAD.
 
 `--fix` removes stale and dangling lines and re-points the others in one vault commit; the next
-fold re-evaluates them. The results are also recorded (gitvault.memory.staleness), keyed by the
-digest blob, so recall can mark stale lines without computing anything.
+fold re-evaluates them. The results are also recorded (verify.json, gitvault.vault.statedir),
+keyed by the digest blob, so recall can mark stale lines without computing anything.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gitvault.fold.digest import citations
-from gitvault.memory import staleness
 from gitvault.resolve import Location
-from gitvault.vault import frontmatter, gitcmd, layout
-from gitvault.vault.store import Vault, state_dir
+from gitvault.vault import frontmatter, gitcmd, layout, statedir
+from gitvault.vault.store import Vault
 
 SEARCH_COMMITS = 5000  # how far back on the branches a replacement or a revert is looked for
 # A path with a folder in it (src/app/main.py): a bare name ("vault.toml") may well be about
@@ -291,7 +290,7 @@ def _fix(loc: Location, report: Report) -> None:
 
 
 def save_results(loc: Location, report: Report) -> None:
-    staleness.save(state_dir(loc), report.as_json())
+    statedir.save_verify(loc, report.as_json())
 
 
 def summary(report: Report) -> Iterable[str]:

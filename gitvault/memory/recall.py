@@ -1,9 +1,10 @@
 """The recall block SessionStart injects (READ ONLY): fast, fail-open, bounded in code.
 
-Priority: fence + digest (≤ 6,000) → the two newest sessions' Summary / Key Decisions /
-Next Steps (≤ 600 characters each) → patterns (≤ 25 lines). The whole block is ≤ 9,500
-characters because Claude Code moves hook output over 10,000 characters into a file the model
-never reads. Whatever does not fit is dropped by priority and named in one `[omitted: …]` line.
+Priority: fence + digest (≤ [digest] max_chars, 6,000 by default) → the two newest sessions'
+Summary / Key Decisions / Next Steps (≤ 600 characters each) → patterns (≤ 25 lines). The whole
+block is ≤ 9,500 characters because Claude Code moves hook output over 10,000 characters into a
+file the model never reads. Whatever does not fit is dropped by priority and named in one
+`[omitted: …]` line.
 
 This module reads the vault's tip with plain git (ls-tree + one cat-file --batch) and never
 imports pygit2 or jsonschema: the SessionStart hook must answer in well under 150 ms.
@@ -15,12 +16,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from gitvault.errors import GitvaultError
 from gitvault.memory import cites, sections
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, outbound, strip_recall
-from gitvault.vault import frontmatter, gitcmd, layout
+from gitvault.resolve import Location, resolve
+from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.times import parse_time
 
-DIGEST_MAX: int = layout.DEFAULTS["digest"]["max_chars"]
 SESSION_SECTIONS = ("Summary", "Key Decisions", "Next Steps")
 USER_PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
 
@@ -37,7 +39,6 @@ class Recall:
         # A hash per part (digest, s:<slug>, patterns) of what the full block holds: the hook
         # remembers it per conversation, so a resume injects only what changed.
         self.parts: dict[str, str] = {}
-        self.config_text = ""  # vault.toml as read (the hook takes [capture] from it)
         # What could not be read (the hook logs these; the block says what it could).
         self.problems: list[str] = []
 
@@ -79,13 +80,13 @@ def build(
     *,
     here: str | None = None,
     known: dict[str, str] | None = None,
-    state_dir: Path | None = None,
+    loc: Location | None = None,
 ) -> Recall:
     """The recall block for the repository at cwd. `here` is the code branch the session works
     on (read from cwd's HEAD when None): its own sessions come first. With `known` (the part
     hashes a conversation already carries), only parts that changed are in the block, and the
-    block is empty when none did. `state_dir`: gitvault's folder of the repository, when the
-    caller resolved it already (else resolved from cwd when needed)."""
+    block is empty when none did. `loc`: the repository's location, when the caller resolved it
+    already (else resolved from cwd, once, when the state folder is needed)."""
     branch = branch or layout.branch_name(gitcmd.config_get(cwd, layout.BRANCH_KEY))
     if here is None:
         here = _current_branch(cwd)
@@ -116,6 +117,7 @@ def build(
         return path in by_path and by_path[path].oid not in blobs
 
     settings = layout.read_settings(read(layout.CONFIG), "recall")
+    digest_max = max(0, layout.read_settings(read(layout.CONFIG), "digest")["max_chars"])
     block_max = max(0, min(settings["max_chars"], layout.RECALL_MAX_CHARS))
     section_max = max(0, settings["section_chars"])
     max_patterns = max(0, settings["pattern_lines"])
@@ -127,7 +129,6 @@ def build(
     chosen = _choose([p for p in candidates if not unreadable(p)], read, n_sessions, here or "")
 
     recall = Recall(text="")
-    recall.config_text = read(layout.CONFIG)
     recall.problems = [
         f"cannot read {p} from the vault branch '{branch}' (object {by_path[p].oid[:12]} missing)"
         for p in [layout.DIGEST, *candidates, *pattern_paths]
@@ -149,23 +150,24 @@ def build(
             body = "\n".join(
                 ln for ln in body.split("\n") if not cites.rests_only_on_buried(ln, tombs)
             )
-        stale = _stale_lines(cwd, by_path[layout.DIGEST].oid, state_dir)
+        loc = loc or _location(cwd)
+        stale = _stale_lines(loc, by_path[layout.DIGEST].oid) if loc else {}
         if stale:  # found by `gitvault verify` ahead of time: marked, not recomputed here
             body = "\n".join(
                 f"{ln} [stale: {'; '.join(stale[ln])}; `gitvault verify`]" if ln in stale else ln
                 for ln in body.split("\n")
             )
-        if len(body) > DIGEST_MAX:
+        if len(body) > digest_max:
             recall.omitted.append(
-                f"digest beyond {DIGEST_MAX:,} of {len(body):,} characters "
+                f"digest beyond {digest_max:,} of {len(body):,} characters "
                 f"(`gitvault show {layout.DIGEST}`)"
             )
-        behind = fold_line(cwd, read(layout.CONFIG), state_dir)
+        behind = fold_line(loc, read(layout.CONFIG)) if loc else ""
         parts.append(
             f"Project memory digest (folded {when} by {merger}; "
             "cite-check with `git show <sha>`):\n"
             + (f"[{behind}]\n" if behind else "")
-            + _cut(body, DIGEST_MAX, "digest")
+            + _cut(body, digest_max, "digest")
         )
         keys.append("digest")
     else:
@@ -339,48 +341,35 @@ def _headings(text: str) -> frozenset[str]:
     return frozenset(ln for ln in text.split("\n") if ln.startswith(("## ", "# ")))
 
 
-def _state_dir(cwd: Path, given: Path | None) -> Path:
-    from gitvault.resolve import resolve
+def _location(cwd: Path) -> Location | None:
+    try:
+        return resolve(cwd)
+    except (GitvaultError, OSError):  # recall is fail-open: no state folder, nothing said from it
+        return None
 
-    return given if given is not None else resolve(cwd).state_dir
 
-
-def _stale_lines(cwd: Path, digest_blob: str, state_dir: Path | None) -> dict[str, list[str]]:
+def _stale_lines(loc: Location, digest_blob: str) -> dict[str, list[str]]:
     from gitvault.memory import staleness
 
-    try:
-        return staleness.stale_lines(_state_dir(cwd, state_dir), digest_blob)
-    except Exception:  # noqa: BLE001 - recall is fail-open
-        return {}
+    return staleness.stale_lines(loc, digest_blob)
 
 
-def fold_line(cwd: Path, vault_toml: str, state_dir: Path | None = None) -> str:
+def fold_line(loc: Location, vault_toml: str) -> str:
     """One short line while the digest is behind for a reason or the last fold failed, from
-    the state file the fold writes (plain json: no git object is read); "" otherwise."""
-    import json
-
-    try:
-        path = _state_dir(cwd, state_dir) / layout.FOLD_STATE
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except Exception:  # noqa: BLE001 - recall is fail-open; no state file: nothing to say
-        return ""
-    if not isinstance(state, dict):
-        return ""
-    pending = state.get("pending") if isinstance(state.get("pending"), int) else 0
-    failure = state.get("failure") if isinstance(state.get("failure"), dict) else None
+    the state file the fold writes (no git object is read); "" otherwise."""
+    state = statedir.fold_state(loc)
+    failure = state.failure
     configured = layout.read_settings(vault_toml, "fold").get("merger")
-    if failure and failure.get("merger") == configured:
-        message = str(failure.get("message", ""))[:160]
-        fix = str(failure.get("fix", ""))[:200]
-        if state.get("fallback"):
+    if failure and failure.merger == configured:
+        message, fix = failure.message[:160], failure.fix[:200]
+        if state.fallback:
             return (
                 f"digest kept current by the builtin fallback; the {configured} fold failed: "
                 f"{message}; fix: {fix}"
             )
-        return f"digest {pending} items behind; last fold failed: {message}; fix: {fix}"
-    reason = state.get("reason")
-    if pending and isinstance(reason, str) and reason:
-        return f"digest {pending} items behind: {reason[:200]}"
+        return f"digest {state.pending} items behind; last fold failed: {message}; fix: {fix}"
+    if state.pending and state.reason:
+        return f"digest {state.pending} items behind: {state.reason[:200]}"
     return ""
 
 

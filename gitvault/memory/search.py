@@ -40,12 +40,11 @@ from pathlib import Path
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
 from gitvault.resolve import Location
-from gitvault.vault import frontmatter, gitcmd, layout
+from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
 
-DB_NAME = "search.sqlite"
-LOCK_NAME = "search.lock"
+DB_NAME = statedir.SEARCH_INDEX
 SCHEMA_VERSION = "1"
 KINDS = ("note", "session", "digest")
 MIN_MATCH = 0.6  # a partial result holds at least this share of the query's terms
@@ -267,7 +266,7 @@ class Index:
                 f"cannot write the search index to {state}: {exc.strerror}",
                 hint="check the permissions of the repository's .git directory",
             ) from exc
-        with file_lock(state / LOCK_NAME, block=True, timeout=LOCK_TIMEOUT) as got:
+        with file_lock(state / statedir.SEARCH_LOCK, block=True, timeout=LOCK_TIMEOUT) as got:
             if not got:
                 raise SearchError(
                     "another gitvault process has been updating the search index for a minute",
@@ -641,7 +640,7 @@ def _remove(path: Path) -> None:
 
 def drop(loc: Location) -> None:
     """Delete the index (after a redaction: the old text must not linger in the cache)."""
-    with file_lock(loc.state_dir / LOCK_NAME, block=True, timeout=LOCK_TIMEOUT):
+    with file_lock(loc.state_dir / statedir.SEARCH_LOCK, block=True, timeout=LOCK_TIMEOUT):
         for suffix in ("", "-journal", "-wal", "-shm"):
             _remove(loc.state_dir / f"{DB_NAME}{suffix}")
 

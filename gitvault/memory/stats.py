@@ -17,37 +17,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitvault.resolve import Location
-from gitvault.vault import frontmatter, gitcmd, layout
+from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.times import parse_time
 
-# gitvault.fold.run writes the day's (and the running total of) characters sent to a model here.
-BUDGET_FILE = "fold-budget.json"
 PENDING_CAP = 1000  # the line counts unfolded items up to this many ("1000+")
 CHARS_PER_TOKEN = 4
-
-
-def _fold_state(loc: Location) -> dict[str, object]:
-    try:
-        data = json.loads((loc.state_dir / layout.FOLD_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _budget(loc: Location) -> tuple[int, int]:
-    """(characters sent today, in total) as the fold recorded them."""
-    try:
-        data = json.loads((loc.state_dir / BUDGET_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0, 0
-    if not isinstance(data, dict):
-        return 0, 0
-    today = data.get("chars", 0) if data.get("date") == time.strftime("%Y-%m-%d") else 0
-    total = data.get("total", data.get("chars", 0))
-    return (
-        today if isinstance(today, int) else 0,
-        total if isinstance(total, int) else 0,
-    )
 
 
 def _seconds(value: object) -> float | None:
@@ -105,9 +79,9 @@ def status_line(loc: Location, now: float | None = None) -> Line:
         reasons.append(f"{count} unfolded")
     if pending and folded is not None and moment - folded > max_days * 86400:
         reasons.append(f"digest {_age(moment - folded)} old")
-    failure = _fold_state(loc).get("failure")
-    if isinstance(failure, dict):
-        reasons.append(f"last fold failed ({str(failure.get('merger') or 'fold')[:20]})")
+    failure = statedir.fold_state(loc).failure
+    if failure is not None:
+        reasons.append(f"last fold failed ({(failure.merger or 'fold')[:20]})")
     if reasons:
         return Line("gitvault STALE: " + ", ".join(reasons), True, tuple(reasons))
     digest = f"digest {_age(moment - folded)} old" if folded is not None else "no digest yet"
@@ -238,7 +212,7 @@ def stats(loc: Location) -> Stats:
         out.recall_chars = len(recall.build(loc.workdir or cwd).text)
     except gitcmd.GitError:
         out.recall_chars = 0
-    out.fold_chars_today, out.fold_chars_total = _budget(loc)
+    out.fold_chars_today, out.fold_chars_total = statedir.fold_budget(loc)
     out.line = status_line(loc).text
     return out
 

@@ -11,8 +11,8 @@ from gitvault.notes.commits import stream_commits
 from gitvault.notes.drain import Entry
 from gitvault.notes.index import already_written, noted_shas
 from gitvault.resolve import Location
-from gitvault.vault import gitcmd
-from gitvault.vault.store import Vault, Write, state_dir
+from gitvault.vault import gitcmd, statedir
+from gitvault.vault.store import Vault, Write
 
 BATCH = 2000
 Progress = Callable[[int, int], None]  # (done, total)
@@ -88,7 +88,7 @@ def backfill(
             )
         except Exception as exc:  # noqa: BLE001 - one bad commit never stops a backfill
             line = Entry("commit", info.sha, label, None, None).line()
-            quarantine.set_aside(state_dir(loc), line, f"{type(exc).__name__}: {exc}")
+            quarantine.set_aside(statedir.ensure(loc), line, f"{type(exc).__name__}: {exc}")
             result.set_aside += 1
             continue
         if len(batch) >= BATCH:

@@ -26,16 +26,12 @@ from gitvault.notes import quarantine, render
 from gitvault.notes.commits import read_commits
 from gitvault.notes.index import already_written
 from gitvault.resolve import Location
-from gitvault.vault import gitcmd, layout
+from gitvault.vault import gitcmd, layout, statedir
 from gitvault.vault.files import atomic_write, make_dirs
 from gitvault.vault.locking import file_lock, log_failure
-from gitvault.vault.store import Vault, Write, state_dir
+from gitvault.vault.statedir import DRAIN_LOCK, DRAIN_PID, PENDING, SPOOL, SPOOL_WORK
+from gitvault.vault.store import Vault, Write
 
-SPOOL = "spool"
-WORK_DIR = "spool.work"
-PENDING = "pending"
-PID_FILE = "drain.pid"
-LOCK_FILE = "drain.lock"
 PENDING_GRACE_SECONDS = 30.0
 BATCH = 256
 CATCH_UP_MAX = 500
@@ -90,7 +86,7 @@ def spool_backlog(loc: Location) -> int:
     """Lines waiting in the spool (including claimed files of a drainer that died)."""
     count = 0
     files = [loc.state_dir / SPOOL]
-    work = loc.state_dir / WORK_DIR
+    work = loc.state_dir / SPOOL_WORK
     if work.is_dir():
         files += list(work.iterdir())
     for path in files:
@@ -103,7 +99,7 @@ def spool_backlog(loc: Location) -> int:
 
 
 def _claim(state: Path) -> list[Path]:
-    work = state / WORK_DIR
+    work = state / SPOOL_WORK
     make_dirs(work)
     spool = state / SPOOL
     try:
@@ -118,7 +114,7 @@ def _claim(state: Path) -> list[Path]:
 class Drainer:
     def __init__(self, loc: Location) -> None:
         self.loc = loc
-        self.state = state_dir(loc)
+        self.state = statedir.ensure(loc)
         self.vault = Vault(loc)
         self.written = 0
 
@@ -294,7 +290,7 @@ def vault_locked(loc: Location) -> bool:
 def respool(loc: Location, lines: list[str]) -> None:
     """Append spool lines (a retry of set-aside entries)."""
     if lines:
-        with open(state_dir(loc) / SPOOL, "a", encoding="utf-8") as fh:
+        with open(statedir.ensure(loc) / SPOOL, "a", encoding="utf-8") as fh:
             fh.write("".join(line.rstrip("\n") + "\n" for line in lines))
 
 
@@ -303,13 +299,13 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0, linger: 
     and block is False. With linger, wait that long for more lines before exiting (the
     background drainer: a burst of commits — a cherry-pick, `git am` — is served by one
     process instead of one start-up per few commits)."""
-    state = state_dir(loc)
+    state = statedir.ensure(loc)
     written = 0
     while True:
-        with file_lock(state / LOCK_FILE, block=block, timeout=timeout) as got:
+        with file_lock(state / DRAIN_LOCK, block=block, timeout=timeout) as got:
             if not got:
                 return written
-            pid_path = state / PID_FILE
+            pid_path = state / DRAIN_PID
             pid_path.write_text(str(os.getpid()))
             try:
                 drainer = Drainer(loc)

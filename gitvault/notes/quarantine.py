@@ -13,9 +13,8 @@ from typing import Any
 
 from gitvault.vault.files import atomic_write
 from gitvault.vault.locking import file_lock, log_failure
+from gitvault.vault.statedir import SET_ASIDE, SET_ASIDE_LOCK
 
-FILE = "quarantine.jsonl"
-LOCK = "quarantine.lock"
 MAX_ENTRIES = 10_000
 
 
@@ -24,8 +23,8 @@ def set_aside(state: Path, line: str, reason: str) -> None:
     record = {"line": line, "reason": reason[:500], "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     try:
         with (
-            file_lock(state / LOCK, block=True, timeout=5.0),
-            open(state / FILE, "a", encoding="utf-8") as fh,
+            file_lock(state / SET_ASIDE_LOCK, block=True, timeout=5.0),
+            open(state / SET_ASIDE, "a", encoding="utf-8") as fh,
         ):
             fh.write(json.dumps(record, ensure_ascii=True) + "\n")
     except OSError:
@@ -38,7 +37,7 @@ def set_aside(state: Path, line: str, reason: str) -> None:
 
 def entries(state: Path) -> list[dict[str, Any]]:
     try:
-        text = (state / FILE).read_text(encoding="utf-8", errors="replace")
+        text = (state / SET_ASIDE).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     out = []
@@ -54,17 +53,17 @@ def entries(state: Path) -> list[dict[str, Any]]:
 
 def take_all(state: Path) -> list[str]:
     """Remove every set-aside entry and return their spool lines (to retry them)."""
-    with file_lock(state / LOCK, block=True, timeout=5.0):
+    with file_lock(state / SET_ASIDE_LOCK, block=True, timeout=5.0):
         lines = [str(r["line"]) for r in entries(state)]
         try:
-            os.unlink(state / FILE)
+            os.unlink(state / SET_ASIDE)
         except FileNotFoundError:
             pass
     return lines
 
 
 def drop_all(state: Path) -> int:
-    with file_lock(state / LOCK, block=True, timeout=5.0):
+    with file_lock(state / SET_ASIDE_LOCK, block=True, timeout=5.0):
         count = len(entries(state))
-        atomic_write(state / FILE, b"")
+        atomic_write(state / SET_ASIDE, b"")
     return count

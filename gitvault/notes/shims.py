@@ -18,7 +18,7 @@ from pathlib import Path
 from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.resources import hook_template
-from gitvault.vault import gitcmd, layout
+from gitvault.vault import gitcmd, statedir
 from gitvault.vault.files import atomic_write
 
 HOOKS = ("post-commit", "post-merge", "post-rewrite", "pre-push")
@@ -57,14 +57,23 @@ def hooks_dir(loc: Location) -> HooksDir:
     return HooksDir(path, scope)
 
 
+_PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+
+
 def render_shim(name: str) -> str:
     """A shim: its template with the shared parts (locate the repository, start the drainer)
-    filled in, so the installed file is self-contained and names no machine-specific path."""
+    filled in, then the state files' names (vault/statedir) in place of `@SPOOL@` …, so the
+    installed file is self-contained, names no machine-specific path and spells no name the
+    Python side could rename alone."""
     text = hook_template("git", name).read_text(encoding="utf-8")
     for part in ("locate", "drain"):
         body = hook_template("git", f"parts/{part}.sh").read_text(encoding="utf-8")
         text = text.replace(f"@{part.upper()}@\n", body)
-    return text.replace("@LAUNCHER@", layout.LAUNCHER)
+
+    def name_of(match: re.Match[str]) -> str:
+        return statedir.SHIM_NAMES[match.group(1)]  # a KeyError: a template names no state file
+
+    return _PLACEHOLDER.sub(name_of, text)
 
 
 def shipped_version(name: str) -> int:

@@ -26,13 +26,12 @@ from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.resolve import Location
 from gitvault.sync import ci, merge, remote, state
 from gitvault.sync.remote import SyncError
-from gitvault.vault import gitcmd, layout
+from gitvault.vault import gitcmd, layout, statedir
 from gitvault.vault.config import fold_command_digest, parse_vault_toml
 from gitvault.vault.locking import file_lock, log_failure
-from gitvault.vault.store import Vault, Write, state_dir, with_ci_skip
+from gitvault.vault.store import Vault, Write, with_ci_skip
 
 PUSH_ATTEMPTS = 12
-LOCK = "sync.lock"
 LOCK_TIMEOUT = 120.0
 HIDDEN_REF = "refs/gitvault/vault"  # the documented non-branch ref, tried when adopting
 
@@ -129,8 +128,8 @@ def sync(
     conf = settings(vault)
     result = SyncResult(chosen, remote.remote_url(loc, chosen), conf.remote_ref)
     result.ci_warnings = ci.warnings(loc.workdir, vault.branch, conf.remote_ref)
-    state_dir(loc)
-    with file_lock(loc.state_dir / LOCK, block=True, timeout=LOCK_TIMEOUT) as got:
+    statedir.ensure(loc)
+    with file_lock(loc.state_dir / statedir.SYNC_LOCK, block=True, timeout=LOCK_TIMEOUT) as got:
         if not got:
             raise Busy("another `gitvault sync` is running in this repository", hint="try again")
         try:
@@ -408,7 +407,7 @@ def adopt(loc: Location, name: str | None = None, say: Say = lambda _: None) -> 
     plan = merge.plan(cwd, None, tip_r, layout.SHARE_KINDS)
     if layout.CONFIG not in plan.changes:
         return []  # its vault.toml is invalid: nothing to adopt safely
-    state_dir(loc)
+    statedir.ensure(loc)
     vault.create({}, "", at=tip_r)
     lines = [f"adopted {chosen}'s vault at {tip_r[:7]} (vault branch '{vault.branch}')"]
     if plan.quarantined:

@@ -3,39 +3,36 @@ quarantine records, both in gitvault's folder of the common git dir (never on th
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from gitvault.resolve import Location
 from gitvault.sync.merge import Quarantined
-from gitvault.vault import layout
-from gitvault.vault.files import atomic_write
+from gitvault.vault import layout, statedir
+from gitvault.vault.files import load_json_object, make_dirs, write_json
 
 MAX_RECORDS = 50
 
 
-def _path(loc: Location) -> Path:
-    return loc.state_dir / layout.SYNC_STATE
-
-
 def read(loc: Location) -> dict[str, Any]:
-    try:
-        data = json.loads(_path(loc).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return statedir.SYNC_STATE_FILE.read(loc) or {}
 
 
 def record(loc: Location, remote: str, entry: dict[str, Any]) -> None:
     """Remember the outcome of a sync with remote (called under the sync lock)."""
     data = read(loc)
-    remotes = data.setdefault("remotes", {})
-    remotes[remote] = {**remotes.get(remote, {}), **entry, "at": int(time.time())}
+    remotes = data.get("remotes")
+    if not isinstance(remotes, dict):
+        data["remotes"] = remotes = {}
+    before = remotes.get(remote)
+    remotes[remote] = {
+        **(before if isinstance(before, dict) else {}),
+        **entry,
+        "at": int(time.time()),
+    }
     data["last"] = remote
-    loc.state_dir.mkdir(exist_ok=True)
-    atomic_write(_path(loc), (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+    statedir.SYNC_STATE_FILE.write(loc, data, indent=2)
 
 
 def quarantine(loc: Location, remote: str, tip: str, items: list[Quarantined]) -> Path | None:
@@ -43,8 +40,7 @@ def quarantine(loc: Location, remote: str, tip: str, items: list[Quarantined]) -
     `git cat-file -p <blob>` shows each one."""
     if not items:
         return None
-    folder = loc.state_dir / layout.QUARANTINE
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_dirs(statedir.path(loc, statedir.SYNC_QUARANTINE))
     stamp = time.strftime("%Y%m%dT%H%M%S")
     target = folder / f"{stamp}-{tip[:12]}.json"
     doc = {
@@ -53,7 +49,7 @@ def quarantine(loc: Location, remote: str, tip: str, items: list[Quarantined]) -
         "at": int(time.time()),
         "files": [{"path": q.path, "blob": q.blob, "reason": q.reason} for q in items],
     }
-    atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode())
+    write_json(target, doc, indent=2)
     records = sorted(folder.glob("*.json"))
     for old in records[:-MAX_RECORDS]:
         old.unlink(missing_ok=True)
@@ -62,15 +58,17 @@ def quarantine(loc: Location, remote: str, tip: str, items: list[Quarantined]) -
 
 def quarantined(loc: Location) -> list[dict[str, Any]]:
     """Every quarantined file on record, newest first (one entry per path and blob)."""
-    folder = loc.state_dir / layout.QUARANTINE
+    folder = statedir.path(loc, statedir.SYNC_QUARANTINE)
     seen: set[tuple[str, str]] = set()
     out: list[dict[str, Any]] = []
     for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        doc = load_json_object(path)
+        if doc is None:
             continue
-        for f in doc.get("files", []):
+        files = doc.get("files")
+        for f in files if isinstance(files, list) else []:
+            if not isinstance(f, dict):
+                continue
             key = (str(f.get("path")), str(f.get("blob")))
             if key not in seen:
                 seen.add(key)

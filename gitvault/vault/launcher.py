@@ -14,10 +14,12 @@ import sys
 from pathlib import Path
 
 from gitvault.resolve import STATE_DIRNAME, Location
-from gitvault.vault import layout
+from gitvault.vault import statedir
 from gitvault.vault.files import atomic_write, make_dirs
 
-RELATIVE = layout.LAUNCHER  # below the state folder
+RELATIVE = statedir.LAUNCHER  # below the state folder
+# From the launcher's folder back to the state folder's failure log.
+_LOG_FROM_LAUNCHER = "/".join([".."] * RELATIVE.count("/") + [statedir.LOG])
 ENTRY = "gitvault-hook"
 
 
@@ -49,7 +51,7 @@ def script(entry: str) -> str:
         f"{run}\n"
         f'command -v {ENTRY} >/dev/null 2>&1 && exec {ENTRY} "$@"\n'
         'echo "$(date +%Y-%m-%dT%H:%M:%S) hook: the gitvault this repository was installed '
-        'with is gone; run gitvault install again" >> "${0%/*}/../log"\n'
+        f'with is gone; run gitvault install again" >> "${{0%/*}}/{_LOG_FROM_LAUNCHER}"\n'
         "exit 0\n"
     )
 

@@ -1,7 +1,8 @@
 """The one home of the vault's layout: branch-name rule, paths on the branch, settings defaults,
 and the fast settings reader. Standard library only, so the hooks can import it for free.
 
-Nothing else in gitvault spells a vault path or a default setting: it asks this module.
+Nothing else in gitvault spells a vault path or a default setting: it asks this module. The
+local files beside the repository (<common git dir>/gitvault/) are vault/statedir's.
 """
 
 from __future__ import annotations
@@ -47,8 +48,6 @@ SHARE_KINDS = ("notes", "sessions", "digest")
 PRIVATE_REF = "refs/gitvault/private"  # --private sessions: a local-only ref sync never pushes
 TRACKING_PREFIX = "refs/gitvault/remotes/"  # where sync fetches a remote's vault
 CI_SKIP = "[skip ci]"  # in every vault commit message: GitHub, GitLab, Bitbucket, Azure honour it
-SYNC_STATE = "sync.json"  # in gitvault's folder of the common git dir
-QUARANTINE = "quarantine"  # ditto: what sync refused, one JSON record per sync
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _REMOTE_REF = re.compile(r"refs/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+")
 
@@ -70,12 +69,6 @@ def tracking_ref(remote: str) -> str:
 
     return f"{TRACKING_PREFIX}url-{hashlib.sha256(remote.encode()).hexdigest()[:16]}/vault"
 
-
-# -- gitvault's own folder in the common git dir (not on the branch) ----------------------------
-LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (gitvault.vault.launcher)
-# What the last fold attempt left: items waiting and why, the last failure and its fix. Written
-# by gitvault.fold.run; read by status and by recall (plain json, no pygit2 on the hook path).
-FOLD_STATE = "fold-state.json"
 
 # -- paths on the branch ---------------------------------------------------------------------
 README = "README.md"

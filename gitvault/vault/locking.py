@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-LOG_NAME = "log"
+from gitvault.vault import statedir
+
+LOG_NAME = statedir.LOG
 LOG_MAX_BYTES = 256 * 1024
 
 
@@ -44,7 +46,7 @@ def log_failure(state_dir: Path, message: str) -> None:
     try:
         path = state_dir / LOG_NAME
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, state_dir / (LOG_NAME + ".1"))
+            os.replace(path, state_dir / statedir.LOG_ROTATED)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         line = message.replace("\n", " ").strip()
         with open(path, "a", encoding="utf-8") as fh:

@@ -16,7 +16,6 @@ from pathlib import Path
 from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.resolve import Location
 from gitvault.vault import fastimport, layout
-from gitvault.vault.files import make_dirs
 from gitvault.vault.locking import log_failure
 from gitvault.vault.objects import Repo, VaultCommit
 
@@ -298,16 +297,3 @@ class Vault:
 def _reflog(writes: Sequence[Write]) -> str:
     first = writes[0].message.splitlines()[0] if writes[0].message else "write"
     return f"gitvault: {first}" if len(writes) == 1 else f"gitvault: {first} (+{len(writes) - 1})"
-
-
-def state_dir(loc: Location) -> Path:
-    """Create (if needed) and return gitvault's folder in the common git dir."""
-    path = loc.state_dir
-    try:
-        make_dirs(path)
-    except OSError as exc:
-        raise GitvaultError(
-            f"cannot write to {loc.common_dir}: {exc.strerror}",
-            hint="check the permissions of the repository's .git directory",
-        ) from exc
-    return path

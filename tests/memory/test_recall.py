@@ -235,6 +235,19 @@ def test_the_cap_holds_even_when_vault_toml_asks_for_more(repo: Repo, user_patte
     assert len(result.sessions) == 3
 
 
+@pytest.mark.parametrize("max_chars", [3_000, 8_000])
+def test_the_digest_is_cut_at_the_configured_digest_cap(repo: Repo, max_chars: int) -> None:
+    put(repo, {"_master.md": _huge_digest(20_000)}, "fold: a digest over every cap")
+    set_config(repo, "digest", max_chars=max_chars)
+    text = recall.build(repo.path).text
+    assert f"[… digest cut at {max_chars} characters]" in text
+    (line,) = omitted_lines(text)
+    assert f"digest beyond {max_chars:,} of " in line
+    facts = [ln for ln in text.splitlines() if ln.startswith("- fact number ")]
+    shown = sum(len(ln) + 1 for ln in facts)
+    assert max_chars - 200 < shown <= max_chars
+
+
 def test_no_digest_yet_says_so_with_the_number_of_notes_waiting(repo: Repo) -> None:
     for i in range(3):
         repo.commit(f"feat: step {i}")

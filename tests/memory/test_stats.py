@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gitvault.memory import stats
 from gitvault.resolve import resolve
-from gitvault.vault import layout
+from gitvault.vault import statedir
 from tests.support.memory import cli_in, session_text, set_config
 from tests.support.repos import PYTHON, Repo
 
@@ -36,14 +36,11 @@ def test_stats_counts_sizes_and_ratio(repo: Repo) -> None:
 def test_fold_spend_is_read_from_the_budget_file(repo: Repo) -> None:
     import time
 
-    (repo.state_dir / stats.BUDGET_FILE).write_text(
+    (repo.state_dir / statedir.FOLD_BUDGET).write_text(
         json.dumps({"date": time.strftime("%Y-%m-%d"), "chars": 1200, "total": 50_000})
     )
     data = cli_in(repo, "stats", "--json").json("stats")
     assert data["fold_chars_today"] == 1200 and data["fold_chars_total"] == 50_000
-    from gitvault.fold import run
-
-    assert run.BUDGET_FILE == stats.BUDGET_FILE  # one file, two readers
 
 
 def test_line_is_short_and_turns_stale_on_items_days_or_failure(repo: Repo) -> None:
@@ -62,7 +59,7 @@ def test_line_is_short_and_turns_stale_on_items_days_or_failure(repo: Repo) -> N
     later = stats.status_line(loc, now=__import__("time").time() + 5 * 86400)
     assert later.stale and "old" in later.text, later
     assert not stats.status_line(loc).stale
-    (repo.state_dir / layout.FOLD_STATE).write_text(
+    (repo.state_dir / statedir.FOLD_STATE).write_text(
         json.dumps({"failure": {"merger": "claude", "message": "not found"}})
     )
     failed = stats.status_line(loc)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitvault.agents.adapters.base import Adapter, AdapterReport, Hook, Payload, Trust
+from gitvault.vault import statedir
 
 if TYPE_CHECKING:
     from gitvault.agents.behaviours import HookCall
@@ -36,7 +37,7 @@ DEFAULT_CONTEXT = "GEMINI.md"
 # turn-end hook asked about this long ago, and the agent still did not save (the record then
 # covers them, so the next call finds nothing: idempotent).
 ASKED_GRACE_SECONDS = 300.0
-ORIGINS = "gemini-context-origin.json"  # worktrees where install added AGENTS.md
+ORIGINS = statedir.agent_file("gemini", "context-origin")  # worktrees where install added AGENTS.md
 
 
 class Gemini(Adapter):

@@ -30,14 +30,16 @@ from gitvault.agents.adapters.claude import SETTINGS_LOCAL
 from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.resources import hook_template
+from gitvault.vault import statedir
 from gitvault.vault.files import atomic_write, make_dirs, write_json
 
 if TYPE_CHECKING:
     from gitvault.agents.adapters.claude import Claude
 
 SKILLS = ("save", "recall")
-STAMP = "claude-stamp.json"  # the hash of each skill as gitvault installed it
-ORIGINS = "claude-settings-origin.json"  # what each settings file was before gitvault wrote it
+STAMP = statedir.agent_file("claude", "stamp")  # the hash of each skill as gitvault installed it
+# What each settings file was before gitvault wrote it.
+ORIGINS = statedir.agent_file("claude", "settings-origin")
 # The placeholder Claude Code substitutes with the session id in a skill.
 SESSION_PLACEHOLDER = "${CLAUDE_SESSION_ID}"
 

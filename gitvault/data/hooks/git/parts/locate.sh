@@ -8,7 +8,7 @@ fi
 cd=$gd; if [ -f "$gd/commondir" ]; then
   read -r cd < "$gd/commondir"; case $cd in /*) ;; *) cd=$gd/$cd ;; esac
 fi
-state="$cd/gitvault"; [ -d "$state" ] || exit 0
+state="$cd/@STATE_DIR@"; [ -d "$state" ] || exit 0
 head=; read -r head < "$gd/HEAD"
 sha=; case $head in
   "ref: "*) [ -f "$cd/${head#ref: }" ] && read -r sha < "$cd/${head#ref: }" ;;

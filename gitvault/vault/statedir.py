@@ -1,0 +1,250 @@
+"""gitvault's own folder in the common git dir (<common git dir>/gitvault/, never on the
+branch, never shared): the one module that names every local state file in it, and the typed
+readers and writers of the JSON ones. Standard library only (the hooks import it).
+
+Nothing else in gitvault spells one of these names, the shell shims included: their parts say
+`@SPOOL@`, `@LOG@`, … and notes/shims fills them in from SHIM_NAMES when it installs them.
+
+JSON state files carry a format version (`"format": N`; a file without one is format 1, what
+releases before versioning wrote). A reader treats a file it cannot read — missing, not a
+regular file, over its cap, not strict JSON, not an object, or of a newer format than this
+gitvault knows — as absent; a writer leaves a newer format's file alone rather than overwrite
+what a later gitvault (sharing this clone) keeps there.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from gitvault.errors import GitvaultError
+from gitvault.resolve import STATE_DIRNAME, Location
+from gitvault.vault.files import load_json_object, make_dirs, write_json
+
+# -- the notes' pipeline (the git shims append, notes/drain writes the notes) -------------------
+SPOOL = "spool"  # one tab-separated line per commit, appended by the shims
+SPOOL_WORK = "spool.work"  # spool files a drainer claimed (a crash leaves them for the next one)
+PENDING = "pending"  # commits made during a rebase, kept until it ends
+DRAIN_PID = "drain.pid"  # which drainer runs (a hint for the shims: they check /proc)
+DRAIN_LOCK = "drain.lock"  # one drainer at a time
+SET_ASIDE = "quarantine.jsonl"  # spool lines whose note could not be written (notes/quarantine)
+SET_ASIDE_LOCK = "quarantine.lock"
+LAUNCHER = "bin/gitvault-hook"  # which gitvault this repository's hooks run (gitvault.vault.launcher)
+LOG = "log"  # the failure log `gitvault status` shows (vault/locking)
+LOG_ROTATED = "log.1"
+CRASH_LOG_PREFIX = "crash-"  # an internal error's report (commands/common)
+
+# -- the fold ---------------------------------------------------------------------------------
+FOLD_STATE = "fold-state.json"  # what the last fold attempt left (FoldState)
+FOLD_BUDGET = "fold-budget.json"  # characters sent to a model today and in total (Budget)
+# One fold at a time: an flock on this file, which also names the holder. Written in place,
+# never renamed over: a new inode would not be the one the holder locked.
+FOLD_LEASE = "fold.lease"
+FOLD_LOG = "fold.log"  # a background fold's output
+VERIFY = "verify.json"  # `gitvault verify`'s results, keyed by the digest blob they checked
+
+# -- memory -----------------------------------------------------------------------------------
+SEARCH_INDEX = "search.sqlite"  # `gitvault search`'s FTS5 index: a cache, rebuilt from the vault
+SEARCH_LOCK = "search.lock"
+# One JSON file per agent session (memory/ledger). The folder keeps the name gitvault 0.1 gave
+# it, when Claude Code was the only agent: renaming it would lose running sessions' ledgers.
+LEDGER = "claude-sessions"
+
+# -- sharing ----------------------------------------------------------------------------------
+SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
+SYNC_LOCK = "sync.lock"
+SYNC_QUARANTINE = "quarantine"  # what sync refused: one JSON record per sync (sync/state)
+
+# What the shims' templates say instead of a name (`@SPOOL@` …), filled in at install.
+SHIM_NAMES = {
+    "STATE_DIR": STATE_DIRNAME,
+    "SPOOL": SPOOL,
+    "LOG": LOG,
+    "DRAIN_PID": DRAIN_PID,
+    "LAUNCHER": LAUNCHER,
+}
+
+JSON_LIMIT = 4 * 1024 * 1024  # no state file gitvault writes comes near this
+FORMAT_KEY = "format"
+
+
+def ensure(loc: Location) -> Path:
+    """Create (if needed) and return the state folder."""
+    try:
+        make_dirs(loc.state_dir)
+    except OSError as exc:
+        raise GitvaultError(
+            f"cannot write to {loc.common_dir}: {exc.strerror}",
+            hint="check the permissions of the repository's .git directory",
+        ) from exc
+    return loc.state_dir
+
+
+def path(loc: Location, name: str) -> Path:
+    return loc.state_dir / name
+
+
+def agent_file(agent: str, what: str) -> str:
+    """The state file an agent adapter keeps about its own wiring (`claude-stamp.json`):
+    the adapter names the agent, this module the shape of the name."""
+    return f"{agent}-{what}.json"
+
+
+class JsonFile:
+    """One versioned JSON object in the state folder."""
+
+    def __init__(self, name: str, version: int = 1) -> None:
+        self.name = name
+        self.version = version
+
+    def path(self, loc: Location) -> Path:
+        return loc.state_dir / self.name
+
+    def _format(self, data: dict[str, Any]) -> int | None:
+        value = data.get(FORMAT_KEY, 1)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def read(self, loc: Location) -> dict[str, Any] | None:
+        """The object, or None when it is missing, unreadable or of an unknown format."""
+        data = load_json_object(self.path(loc), JSON_LIMIT)
+        if data is None:
+            return None
+        found = self._format(data)
+        if found is None or found > self.version:
+            return None
+        data.pop(FORMAT_KEY, None)
+        return data
+
+    def newer(self, loc: Location) -> bool:
+        """Whether the file on disk is of a format this gitvault does not know."""
+        data = load_json_object(self.path(loc), JSON_LIMIT)
+        if data is None:
+            return False
+        found = self._format(data)
+        return found is None or found > self.version
+
+    def write(self, loc: Location, data: dict[str, Any], *, indent: int | None = None) -> bool:
+        """Replace the file atomically; False (nothing written) when the file on disk is of a
+        newer format. Raises OSError when the folder cannot be written."""
+        if self.newer(loc):
+            return False
+        make_dirs(loc.state_dir)
+        write_json(self.path(loc), {FORMAT_KEY: self.version, **data}, indent=indent)
+        return True
+
+
+FOLD_STATE_FILE = JsonFile(FOLD_STATE)
+FOLD_BUDGET_FILE = JsonFile(FOLD_BUDGET)
+VERIFY_FILE = JsonFile(VERIFY)
+SYNC_STATE_FILE = JsonFile(SYNC_STATE)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# -- fold-state.json ---------------------------------------------------------------------------
+
+
+class FoldFailure(NamedTuple):
+    merger: str
+    message: str
+    fix: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"merger": self.merger, "message": self.message, "fix": self.fix}
+
+
+class FoldState(NamedTuple):  # not a dataclass: recall reads it on the SessionStart hook's path
+    """What the last fold attempt left: items waiting and why, the last failure and its fix,
+    and whether the builtin merger stood in for the failed one."""
+
+    pending: int = 0
+    reason: str | None = None
+    failure: FoldFailure | None = None
+    fallback: str | None = None
+    merger: str | None = None
+    at: str | None = None
+
+
+def _failure(value: object) -> FoldFailure | None:
+    if not isinstance(value, dict):
+        return None
+    return FoldFailure(
+        str(value.get("merger") or ""), str(value.get("message") or ""), str(value.get("fix") or "")
+    )
+
+
+def fold_state(loc: Location) -> FoldState:
+    data = FOLD_STATE_FILE.read(loc) or {}
+    return FoldState(
+        pending=_int(data.get("pending")),
+        reason=_text(data.get("reason")),
+        failure=_failure(data.get("failure")),
+        fallback=_text(data.get("fallback")),
+        merger=_text(data.get("merger")),
+        at=_text(data.get("at")),
+    )
+
+
+def write_fold_state(loc: Location, state: FoldState) -> bool:
+    """Record a fold attempt; never raises (a read-only state folder must not turn a fold into
+    a failure)."""
+    data = {
+        "pending": state.pending,
+        "reason": state.reason,
+        "failure": state.failure.as_json() if state.failure else None,
+        "fallback": state.fallback,
+        "merger": state.merger,
+        "at": state.at,
+    }
+    try:
+        return FOLD_STATE_FILE.write(loc, data)
+    except OSError:
+        return False
+
+
+# -- fold-budget.json --------------------------------------------------------------------------
+
+
+class Budget(NamedTuple):
+    today: int  # characters sent to a model today (local date)
+    total: int  # … by every fold so far
+
+
+def _today() -> str:
+    return time.strftime("%Y-%m-%d")
+
+
+def fold_budget(loc: Location) -> Budget:
+    data = FOLD_BUDGET_FILE.read(loc) or {}
+    today = _int(data.get("chars")) if data.get("date") == _today() else 0
+    total = _int(data.get("total", data.get("chars", 0)))
+    return Budget(today, total)
+
+
+def add_fold_spend(loc: Location, chars: int) -> None:
+    """Count characters a fold sent to a model (today's and the running total)."""
+    spent = fold_budget(loc)
+    FOLD_BUDGET_FILE.write(
+        loc, {"date": _today(), "chars": spent.today + chars, "total": spent.total + chars}
+    )
+
+
+# -- verify.json -------------------------------------------------------------------------------
+
+
+def save_verify(loc: Location, data: dict[str, Any]) -> None:
+    try:
+        VERIFY_FILE.write(loc, data)
+    except OSError:
+        pass
+
+
+def verify_results(loc: Location) -> dict[str, Any] | None:
+    return VERIFY_FILE.read(loc)
