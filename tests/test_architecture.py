@@ -12,16 +12,17 @@ import pytest
 from tests.support.paths import ROOT
 
 PACKAGE = ROOT / "gitvault"
-SUBPACKAGES = ("vault", "notes", "memory", "fold", "agents", "sync", "commands")
+SUBPACKAGES = ("vault", "scrub", "notes", "memory", "fold", "agents", "sync", "commands")
 # What each layer may import from gitvault (besides itself and the always-allowed modules).
 ALWAYS = {"gitvault", "gitvault.errors", "gitvault.resolve", "gitvault.resources"}
 LAYERS = {
     "vault": set(),
-    "notes": {"vault", "memory"},  # memory: redaction and fences only
-    "memory": {"vault"},
-    "fold": {"vault", "notes", "memory"},
-    "agents": {"vault", "notes", "memory", "fold"},
-    "sync": {"vault", "notes", "memory"},
+    "scrub": set(),
+    "notes": {"vault", "scrub"},
+    "memory": {"vault", "scrub"},
+    "fold": {"vault", "scrub", "notes", "memory"},
+    "agents": {"vault", "scrub", "notes", "memory", "fold"},
+    "sync": {"vault", "scrub", "notes", "memory"},
 }
 LAYOUT_NAMES = ("_master.md", "vault.toml", "sessions", "notes", "patterns")
 

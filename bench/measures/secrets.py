@@ -39,12 +39,12 @@ def _notes(benign: list[dict[str, str]], count: int, seed: int = 2) -> list[str]
 
 
 def bench_secrets(ctx: Context) -> list[Row]:
-    from gitvault.memory.redact import redact_secrets
+    from gitvault.scrub.engine import scrub_secrets
 
     rows: list[Row] = []
     for name, label, target in CORPORA:
         corpus = _load(name)
-        missed = [r for r in corpus if r["secret"] in redact_secrets(r["text"])[0]]
+        missed = [r for r in corpus if r["secret"] in scrub_secrets(r["text"])[0]]
         share = 1 - len(missed) / len(corpus)
         kinds = len({r["kind"] for r in corpus})
         ctx.say(f"secrets: {label}: {len(corpus) - len(missed)}/{len(corpus)} redacted")
@@ -57,7 +57,7 @@ def bench_secrets(ctx: Context) -> list[Row]:
                 shown=f"{share * 100:.1f} % ({len(corpus) - len(missed)}/{len(corpus)})",
                 target=target,
                 how=f"bench/secrets/{name}: a sample is caught when its secret is gone from "
-                "redact_secrets(text).",
+                "scrub_secrets(text).",
                 details={"missed": [r["kind"] for r in missed]},
             )
         )
@@ -65,7 +65,7 @@ def bench_secrets(ctx: Context) -> list[Row]:
     benign = _load("benign.jsonl")
     texts = [r["text"] for r in benign]
     start_wall, start_cpu = time.perf_counter(), time.process_time()
-    changed = sum(1 for t in texts if redact_secrets(t) != (t, []))
+    changed = sum(1 for t in texts if scrub_secrets(t) != (t, []))
     wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
     lines = sum(t.count("\n") + 1 for t in texts)
     rate = changed / len(texts)
@@ -99,7 +99,7 @@ def bench_secrets(ctx: Context) -> list[Row]:
     for _ in range(3):
         start_wall, start_cpu = time.perf_counter(), time.process_time()
         for note in notes:
-            redact_secrets(note)
+            scrub_secrets(note)
         cpu_runs.append((time.process_time() - start_cpu) / count)
         wall_runs.append((time.perf_counter() - start_wall) / count)
     per_note = min(cpu_runs)
@@ -130,7 +130,7 @@ MEASURES = (
             # backfill at ≥ 1,000 commits/s leaves well under 1 ms per note for redaction
             "per_note": Target("<", 0.3, "ms"),
         },
-        about="What `gitvault.memory.redact.redact_secrets` does to the corpora in "
+        about="What `gitvault.scrub.engine.scrub_secrets` does to the corpora in "
         "bench/secrets/ (fake credentials of many kinds in realistic text; real changelog and "
         "commit-message entries that must survive). The held-out figures are not unbiased: the "
         "rules were generalised after the first frozen run on held-out 1, and rules were added "

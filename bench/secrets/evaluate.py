@@ -76,20 +76,21 @@ def per_text(fn: Callable[[str], tuple[str, int]]) -> Redactor:
 def _gitvault() -> Redactor:
     sys.path.insert(0, str(REPO))
     fn: Any = None
-    for module in ("gitvault.memory.redact", "gitvault.textclean", "gitvault.redact"):
+    # Where the filter has lived: today's home first, then older releases' (to compare them).
+    homes = (
+        ("gitvault.scrub.engine", "scrub_secrets"),
+        ("gitvault.memory.redact", "redact_secrets"),
+        ("gitvault.textclean", "redact_secrets"),
+        ("gitvault.redact", "redact_secrets"),
+    )
+    for module, name in homes:
         try:
-            fn = importlib.import_module(module).redact_secrets
+            fn = getattr(importlib.import_module(module), name)
             break
         except (ImportError, AttributeError):
             continue
-    if fn is None:  # the module moved: find it
-        for path in sorted((REPO / "gitvault").rglob("*.py")):
-            if "def redact_secrets" in path.read_text(encoding="utf-8"):
-                rel = path.relative_to(REPO).with_suffix("")
-                fn = importlib.import_module(".".join(rel.parts)).redact_secrets
-                break
     if fn is None:
-        raise ImportError("no redact_secrets found under gitvault/")
+        raise ImportError("no secret filter found under gitvault/ (gitvault.scrub.engine)")
 
     def run(text: str) -> tuple[str, int]:
         new, found = fn(text)
@@ -239,7 +240,7 @@ class Detector:
 
 
 DETECTORS: list[Detector] = [
-    Detector("gitvault", _gitvault, (), "", "gitvault.memory.redact: the rule set gitvault ships"),
+    Detector("gitvault", _gitvault, (), "", "gitvault.scrub: the rule set gitvault ships"),
     Detector(
         "detect-secrets",
         lambda: _detect_secrets("default"),

@@ -12,7 +12,7 @@ Every session text passes through :func:`clean_session_text` first, which runs, 
    content may span lines; multiple blocks each removed separately, nested blocks counted, an
    unclosed ``<private>`` removes to the end of the text, a stray ``</private>`` is dropped).
    What was private is gone before redaction runs, so it is never counted as a redaction.
-3. :func:`redact_secrets` — replaces each secret with ``[REDACTED:<kind>]``.
+3. :func:`scrub_secrets` — replaces each secret with ``[REDACTED:<kind>]``.
 4. Whitespace: line endings become ``\\n``, trailing whitespace is stripped from every line and
    runs of three or more blank lines collapse to two.
 
@@ -26,7 +26,7 @@ import re
 import unicodedata
 
 from gitvault.memory.fences import strip_private, strip_recall
-from gitvault.memory.redact import Redaction, redact_secrets
+from gitvault.scrub.engine import Scrubbed, scrub_secrets
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 # Latin letters NFKD does not decompose into ASCII (ø is not o + a mark): spelled out, so a title
@@ -78,9 +78,9 @@ def _tidy_whitespace(text: str) -> str:
     return "\n".join(lines) + ("\n" if final_newline else "")
 
 
-def clean_session_text(text: str) -> tuple[str, list[Redaction]]:
-    """strip_recall → strip_private → redact_secrets → tidy whitespace. See the module docstring."""
+def clean_session_text(text: str) -> tuple[str, list[Scrubbed]]:
+    """strip_recall → strip_private → scrub_secrets → tidy whitespace. See the module docstring."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = strip_private(strip_recall(text))
-    text, redactions = redact_secrets(text)
+    text, redactions = scrub_secrets(text)
     return _tidy_whitespace(text), redactions

@@ -130,9 +130,9 @@ def outbound(text: str, *, own_headings: frozenset[str] = frozenset()) -> str:
     secrets are redacted again (older and synced vaults may hold unredacted text), then fences
     and headings are neutralised. Lines in own_headings (the digest's own `## Category` lines)
     are gitvault's structure and stay as they are."""
-    from gitvault.memory.redact import redact_secrets
+    from gitvault.scrub.engine import scrub_secrets
 
-    text = redact_secrets(text)[0]
+    text = scrub_secrets(text)[0]
     if not own_headings:
         return neutralise(text)
     return "\n".join(neutralise(ln, headings=ln not in own_headings) for ln in text.split("\n"))

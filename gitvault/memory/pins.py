@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from gitvault.errors import GitvaultError
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END
-from gitvault.memory.redact import redact_secrets
 from gitvault.resolve import Location
+from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import layout
 from gitvault.vault.store import Vault, Write
 
@@ -73,7 +73,7 @@ def clean(text: str) -> tuple[str, int]:
             f"a pin is one line of at most {MAX_PIN_CHARS} characters ({len(text)} given)",
             hint="say the rule shorter; details belong in a session or an agent file",
         )
-    redacted, found = redact_secrets(text)
+    redacted, found = scrub_secrets(text)
     return redacted, sum(r.count for r in found)
 
 

@@ -2,5 +2,5 @@
 (render) from git's commit data (commits), backfill of old history, and the index of which
 commits have a note.
 
-May import gitvault.vault; nothing above it.
+May import gitvault.vault and gitvault.scrub (the secret filter); nothing above them.
 """

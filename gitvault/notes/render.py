@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from gitvault.errors import GitvaultError
-from gitvault.memory.redact import redact_secrets
 from gitvault.notes.commits import CommitInfo, FileStat
+from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, layout, schemas
 from gitvault.vault.store import Write
 
@@ -60,7 +60,7 @@ class _Redactor:
     def __call__(self, text: str) -> str:
         if not text:
             return text
-        out, found = redact_secrets(text)
+        out, found = scrub_secrets(text)
         self.count += sum(r.count for r in found)
         return out
 
@@ -181,5 +181,5 @@ def note_write(info: CommitInfo, ctx: NoteContext) -> Write:
     if problems or meta.get("sha") != info.sha:
         detail = problems[0] if problems else "the note reads back a different sha"
         raise NoteInvalid(f"the note for {info.sha[:12]} does not match the schema: {detail}")
-    subject = redact_secrets(_one_line(info.subject))[0][:72]
+    subject = scrub_secrets(_one_line(info.subject))[0][:72]
     return Write({note_path(info): text.encode()}, f"note {info.sha[:7]} {subject}")

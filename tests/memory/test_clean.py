@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gitvault.memory import redact as textclean
 from gitvault.memory.clean import clean_session_text, slugify
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, strip_private, strip_recall
-from gitvault.memory.redact import SECRET_PATTERNS, Redaction, redact_secrets
+from gitvault.scrub import rules as scrub_rules
+from gitvault.scrub.engine import Scrubbed, scrub_secrets
+from gitvault.scrub.rules import SECRET_PATTERNS
 
 B = RECALL_BEGIN
 E = RECALL_END
@@ -206,7 +207,7 @@ def test_secret_patterns_are_the_documented_list() -> None:
     kinds = [kind for kind, _ in SECRET_PATTERNS]
     assert len(kinds) == len(set(kinds))
     assert set(KINDS) <= set(kinds)
-    doc = textclean.__doc__ or ""
+    doc = scrub_rules.__doc__ or ""
     for kind in kinds:  # each kind has its own row in the docstring's tables
         assert re.search(rf"^``{kind}``\s", doc, re.MULTILINE), kind
     documented = re.findall(r"^``([a-z0-9_]+)``\s", doc, re.MULTILINE)
@@ -309,14 +310,14 @@ POSITIVES: list[tuple[str, str, str]] = [
 
 @pytest.mark.parametrize(("kind", "text", "expected"), POSITIVES)
 def test_each_kind_redacts(kind: str, text: str, expected: str) -> None:
-    assert redact_secrets(text) == (expected, [Redaction(kind, 1)])
+    assert scrub_secrets(text) == (expected, [Scrubbed(kind, 1)])
 
 
 def test_pem_block_fully_removed() -> None:
     text = f"deploy key:\n{PEM_KEY}\nthen pushed"
-    out, found = redact_secrets(text)
+    out, found = scrub_secrets(text)
     assert out == "deploy key:\n[REDACTED:pem_private_key]\nthen pushed"
-    assert found == [Redaction("pem_private_key", 1)]
+    assert found == [Scrubbed("pem_private_key", 1)]
     for line in PEM_BODY:
         assert line not in out
 
@@ -324,53 +325,53 @@ def test_pem_block_fully_removed() -> None:
 @pytest.mark.parametrize("label", ["OPENSSH ", "EC ", "ENCRYPTED ", "", "DSA "])
 def test_pem_variants(label: str) -> None:
     block = f"-----BEGIN {label}PRIVATE KEY-----\nAAAA\nBBBB\n-----END {label}PRIVATE KEY-----"
-    assert redact_secrets(f"x\n{block}\ny") == (
+    assert scrub_secrets(f"x\n{block}\ny") == (
         "x\n[REDACTED:pem_private_key]\ny",
-        [Redaction("pem_private_key", 1)],
+        [Scrubbed("pem_private_key", 1)],
     )
 
 
 def test_pgp_private_key_block() -> None:
     block = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----"
-    assert redact_secrets(block)[0] == "[REDACTED:pem_private_key]"
+    assert scrub_secrets(block)[0] == "[REDACTED:pem_private_key]"
 
 
 def test_two_pem_blocks_keep_text_between() -> None:
-    out, found = redact_secrets(f"{PEM_KEY}\nbetween\n{PEM_KEY}")
+    out, found = scrub_secrets(f"{PEM_KEY}\nbetween\n{PEM_KEY}")
     assert out == "[REDACTED:pem_private_key]\nbetween\n[REDACTED:pem_private_key]"
-    assert found == [Redaction("pem_private_key", 2)]
+    assert found == [Scrubbed("pem_private_key", 2)]
 
 
 def test_public_key_and_certificate_next_to_a_private_key_are_kept() -> None:
     public = "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----"
-    out, found = redact_secrets(f"{public}\n{PEM_KEY}")
+    out, found = scrub_secrets(f"{public}\n{PEM_KEY}")
     assert out == f"{public}\n[REDACTED:pem_private_key]"
-    assert found == [Redaction("pem_private_key", 1)]
+    assert found == [Scrubbed("pem_private_key", 1)]
 
 
 def test_stripe_test_mode_keys_are_redacted_too() -> None:
     # Test-mode keys read and write the account's test data: a credential all the same.
     test_key = "sk" + "_test_" + "51H8xYz2Ab3Cd4Ef5Gh6Ij7Kl"
-    assert redact_secrets(f"{STRIPE} {test_key}") == (
+    assert scrub_secrets(f"{STRIPE} {test_key}") == (
         "[REDACTED:stripe_key] [REDACTED:stripe_key]",
-        [Redaction("stripe_key", 2)],
+        [Scrubbed("stripe_key", 2)],
     )
 
 
 def test_pem_without_end_redacts_to_end() -> None:
     truncated = "\n".join(PEM_KEY.split("\n")[:3])
-    out, found = redact_secrets(f"head of key file:\n{truncated}\n...")
+    out, found = scrub_secrets(f"head of key file:\n{truncated}\n...")
     assert out == "head of key file:\n[REDACTED:pem_private_key]"
-    assert found == [Redaction("pem_private_key", 1)]
+    assert found == [Scrubbed("pem_private_key", 1)]
 
 
 def test_url_password_keeps_scheme_user_host_and_path() -> None:
-    out, _ = redact_secrets("clone https://alice:pa%40ss@git.example.com/org/repo.git now")
+    out, _ = scrub_secrets("clone https://alice:pa%40ss@git.example.com/org/repo.git now")
     assert out == "clone https://alice:[REDACTED:url_password]@git.example.com/org/repo.git now"
 
 
 def test_url_password_with_raw_at_sign_is_redacted_whole() -> None:
-    out, _ = redact_secrets("amqp://bob:p@ss@mq.example.com/vhost")
+    out, _ = scrub_secrets("amqp://bob:p@ss@mq.example.com/vhost")
     assert out == "amqp://bob:[REDACTED:url_password]@mq.example.com/vhost"
 
 
@@ -418,7 +419,7 @@ NEGATIVES = [
 
 @pytest.mark.parametrize("text", NEGATIVES)
 def test_no_false_positive(text: str) -> None:
-    assert redact_secrets(text) == (text, [])
+    assert scrub_secrets(text) == (text, [])
 
 
 PLACEHOLDERS = [
@@ -465,28 +466,28 @@ PLACEHOLDERS = [
 
 @pytest.mark.parametrize("text", PLACEHOLDERS)
 def test_placeholders_are_kept(text: str) -> None:
-    assert redact_secrets(text) == (text, [])
+    assert scrub_secrets(text) == (text, [])
 
 
 def test_already_redacted_value_is_not_counted_again() -> None:
     text = "DB_PASSWORD=[REDACTED:secret_assignment]"
-    assert redact_secrets(text) == (text, [])
+    assert scrub_secrets(text) == (text, [])
 
 
 def test_specific_kind_wins_over_assignment() -> None:
-    out, found = redact_secrets(f"GITHUB_TOKEN={GH_CLASSIC}\nOPENAI_API_KEY='{OPENAI}'")
+    out, found = scrub_secrets(f"GITHUB_TOKEN={GH_CLASSIC}\nOPENAI_API_KEY='{OPENAI}'")
     assert out == "GITHUB_TOKEN=[REDACTED:github_token]\nOPENAI_API_KEY='[REDACTED:openai_api_key]'"
-    assert found == [Redaction("github_token", 1), Redaction("openai_api_key", 1)]
+    assert found == [Scrubbed("github_token", 1), Scrubbed("openai_api_key", 1)]
 
 
 def test_specific_kind_wins_over_url_password_and_bearer() -> None:
     text = f"https://x-access:{GH_CLASSIC}@github.com/o/r\nAuthorization: Bearer {JWT}"
-    out, found = redact_secrets(text)
+    out, found = scrub_secrets(text)
     assert out == (
         "https://x-access:[REDACTED:github_token]@github.com/o/r\n"
         "Authorization: Bearer [REDACTED:jwt]"
     )
-    assert found == [Redaction("github_token", 1), Redaction("jwt", 1)]
+    assert found == [Scrubbed("github_token", 1), Scrubbed("jwt", 1)]
 
 
 def test_redaction_counts_per_kind_in_pattern_order() -> None:
@@ -501,12 +502,12 @@ def test_redaction_counts_per_kind_in_pattern_order() -> None:
             f"aws {AWS_KEY_ID}",
         ]
     )
-    out, found = redact_secrets(text)
+    out, found = scrub_secrets(text)
     assert found == [
-        Redaction("aws_access_key_id", 1),
-        Redaction("github_token", 2),
-        Redaction("jwt", 1),
-        Redaction("secret_assignment", 3),
+        Scrubbed("aws_access_key_id", 1),
+        Scrubbed("github_token", 2),
+        Scrubbed("jwt", 1),
+        Scrubbed("secret_assignment", 3),
     ]
     assert out.count("[REDACTED:") == 7
     for secret in (GH_CLASSIC, GH_OAUTH, JWT, "s3cret-", AWS_KEY_ID):
@@ -514,19 +515,19 @@ def test_redaction_counts_per_kind_in_pattern_order() -> None:
 
 
 def test_no_secrets_gives_no_redactions() -> None:
-    assert redact_secrets("") == ("", [])
+    assert scrub_secrets("") == ("", [])
 
 
 def test_redaction_is_frozen() -> None:
-    redaction = Redaction("jwt", 1)
+    redaction = Scrubbed("jwt", 1)
     with pytest.raises(AttributeError):
         redaction.count = 2
 
 
 @pytest.mark.parametrize(("kind", "text", "expected"), POSITIVES)
 def test_redaction_is_stable_on_second_pass(kind: str, text: str, expected: str) -> None:
-    out, _ = redact_secrets(text)
-    assert redact_secrets(out) == (out, [])
+    out, _ = scrub_secrets(text)
+    assert scrub_secrets(out) == (out, [])
 
 
 def test_large_text_with_long_runs_stays_fast() -> None:
@@ -545,8 +546,8 @@ def test_large_text_with_long_runs_stays_fast() -> None:
     # No timing assertion (speed is measured by bench/, never by unit tests): a quadratic
     # pattern shows up as this test hanging. What it asserts is that none of these shapes is
     # mistaken for a secret: only the last line (shaped like an sk- key) is redacted.
-    cleaned, found = redact_secrets(text)
-    assert found == [Redaction("openai_api_key", 1)]
+    cleaned, found = scrub_secrets(text)
+    assert found == [Scrubbed("openai_api_key", 1)]
     assert cleaned.splitlines()[:4] == text.splitlines()[:4]
     assert cleaned.splitlines()[4] == "[REDACTED:openai_api_key]"
 
@@ -645,7 +646,7 @@ def test_clean_fence_inside_private_block_still_cuts_to_end() -> None:
 def test_clean_redacts_what_remains() -> None:
     out, found = clean_session_text(f"deployed with TOKEN={GH_CLASSIC}   \n")
     assert out == "deployed with TOKEN=[REDACTED:github_token]\n"
-    assert found == [Redaction("github_token", 1)]
+    assert found == [Scrubbed("github_token", 1)]
 
 
 def test_clean_whitespace() -> None:

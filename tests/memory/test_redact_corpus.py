@@ -1,4 +1,4 @@
-"""memory.redact against the bench/secrets corpora, and its properties.
+"""The secret filter (gitvault.scrub) against the bench/secrets corpora, and its properties.
 
 The fast tests take a fixed stratified sample (two fakes of every kind, 300 benign entries); the
 ``stress`` tests (``just stress``, ``pytest -m stress``) run the whole corpora and print every
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitvault.memory.redact import Redaction, redact_secrets, secret_spans
+from gitvault.scrub.engine import Scrubbed, scrub_secrets, secret_spans
 from tests.support.paths import ROOT
 
 SECRETS = ROOT / "bench" / "secrets"
@@ -30,12 +30,12 @@ def load(name: str) -> list[dict[str, str]]:
 
 def recall(rows: list[dict[str, str]]) -> tuple[float, int, list[dict[str, str]]]:
     """(share caught, kinds seen, misses): caught = the secret no longer appears."""
-    misses = [row for row in rows if row["secret"] in redact_secrets(row["text"])[0]]
+    misses = [row for row in rows if row["secret"] in scrub_secrets(row["text"])[0]]
     return 1 - len(misses) / len(rows), len({row["kind"] for row in rows}), misses
 
 
 def changed(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    return [row for row in rows if redact_secrets(row["text"]) != (row["text"], [])]
+    return [row for row in rows if scrub_secrets(row["text"]) != (row["text"], [])]
 
 
 def stratified(rows: list[dict[str, str]], per_kind: int, seed: int) -> list[dict[str, str]]:
@@ -159,29 +159,29 @@ AZ_KEY = "Ab3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv3Wx4Yz5Ab6Cd7Ef8Gh9Ij0Kl1Mn2Op3Qr4St5U
     ],
 )
 def test_new_kinds(text: str, expected: str) -> None:
-    assert redact_secrets(text)[0] == expected
+    assert scrub_secrets(text)[0] == expected
 
 
 def test_unquoted_passphrase_keeps_the_next_lines() -> None:
-    out, found = redact_secrets("PASSPHRASE=two words\nnext line")
+    out, found = scrub_secrets("PASSPHRASE=two words\nnext line")
     assert out == "PASSPHRASE=[REDACTED:secret_assignment]\nnext line"
-    assert found == [Redaction("secret_assignment", 1)]
+    assert found == [Scrubbed("secret_assignment", 1)]
 
 
 def test_passphrase_variable_is_not_a_value() -> None:
     for text in ("PASSPHRASE=$PASS gpg --batch", "PASSPHRASE=${PASS} gpg"):
-        assert redact_secrets(text) == (text, [])
+        assert scrub_secrets(text) == (text, [])
 
 
 def test_overlapping_values_become_one_marker_of_the_earlier_rule() -> None:
-    out, found = redact_secrets(f"GITLAB_TOKEN={GITLAB}")
+    out, found = scrub_secrets(f"GITLAB_TOKEN={GITLAB}")
     assert out == "GITLAB_TOKEN=[REDACTED:gitlab_token]"
-    assert found == [Redaction("gitlab_token", 1)]
+    assert found == [Scrubbed("gitlab_token", 1)]
 
 
 def test_non_ascii_text_around_a_secret() -> None:
     # Lower-casing "İ" adds a character: positions are then taken from the text itself.
-    out, _ = redact_secrets(f"İstanbul — password: Kx9-v2Lm_q7Z and {GITLAB}")
+    out, _ = scrub_secrets(f"İstanbul — password: Kx9-v2Lm_q7Z and {GITLAB}")
     assert out == "İstanbul — password: [REDACTED:secret_assignment] and [REDACTED:gitlab_token]"
 
 
@@ -224,7 +224,7 @@ identifiers = st.one_of(
 @given(identifiers, st.sampled_from(SAFE_TEMPLATES))
 def test_identifiers_survive(value: str, template: str) -> None:
     text = template.format(v=value)
-    assert redact_secrets(text) == (text, [])
+    assert scrub_secrets(text) == (text, [])
 
 
 PROVIDER_FAKES = [
@@ -247,9 +247,9 @@ def test_text_outside_the_secret_is_unchanged(
 ) -> None:
     kind, secret = fake
     text = f"{before} {secret} {after}"
-    out, found = redact_secrets(text)
+    out, found = scrub_secrets(text)
     assert out == f"{before} [REDACTED:{kind}] {after}"
-    assert found == [Redaction(kind, 1)]
+    assert found == [Scrubbed(kind, 1)]
 
 
 PIECES = [
@@ -291,8 +291,8 @@ PIECES = [
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
 def test_redaction_is_idempotent_and_only_touches_its_spans(text: str) -> None:
-    out, found = redact_secrets(text)
-    assert redact_secrets(out) == (out, [])
+    out, found = scrub_secrets(text)
+    assert scrub_secrets(out) == (out, [])
     assert len(MARK.findall(out)) == len(MARK.findall(text)) + sum(r.count for r in found)
     # What is not a marker in the output is the input's text, in order: only values went.
     segments = MARK.split(out)

@@ -1,16 +1,10 @@
-"""Secret redaction: every secret is replaced by ``[REDACTED:<kind>]`` before text is written
-to the vault (and again on text that leaves it).
+"""The rule table of the secret filter (gitvault.scrub): which secrets exist, how each is
+recognised, and the value checks the context rules share. The tables below are the
+specification: every kind in RULES has its row, and no row names a kind that does not exist
+(a test checks both).
 
-Only the secret value is replaced: a variable name, URL scheme, user name, header name or
-command around it is kept. The rules are hand-written regular expressions, chosen by
-measurement over the maintained detectors on PyPI (bench/secrets/, BENCHMARKS.md "Secret
-redaction"): they catch what those detectors catch without their entropy heuristics, whose
-false positives (commit SHAs, lockfile hashes) make them unusable on commit text.
-
-Rules run in the order of the table; where two rules find overlapping values the union is
-replaced by one marker named after the earlier rule. Provider formats (the first group) are
-always redacted, documentation examples included. Context rules (the second group) check the
-value first (see "Values" below).
+Provider formats (the first group) are always redacted, documentation examples included.
+Context rules (the second group) check the value first (see "Values" below).
 
 Provider formats, recognised by their documented prefix or shape:
 
@@ -171,8 +165,6 @@ lower-case word (``password: required``). ``prose_secret`` (and ``bearer_token``
 more characters with a digit, three character classes or a long random-looking string, and not
 a version, a hash, a file name, a path, a URL or an e-mail address.
 
-Markers already in the text (``[REDACTED:…]``) are never redacted again, so redacting redacted
-text changes nothing.
 """
 
 from __future__ import annotations
@@ -183,35 +175,6 @@ import math
 import re
 from collections.abc import Callable
 from typing import NamedTuple
-
-
-class Redaction:
-    """How many secrets of one kind were replaced; immutable. (Plain classes, not dataclasses,
-    here: the session-start hook redacts, and dataclasses costs every hook an `inspect`.)"""
-
-    __slots__ = ("kind", "count")
-    kind: str
-    count: int
-
-    def __init__(self, kind: str, count: int) -> None:
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "count", count)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Redaction is immutable: cannot set {name}")
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Redaction) and (self.kind, self.count) == (
-            other.kind,
-            other.count,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.count))
-
-    def __repr__(self) -> str:
-        return f"Redaction(kind={self.kind!r}, count={self.count!r})"
-
 
 Span = tuple[int, int]
 SpanOf = Callable[[re.Match[str]], "Span | None"]
@@ -1016,127 +979,3 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (rule.kind, rule.pattern) for rule in RULES
 )
 """``(kind, pattern)`` for every rule, in the order they run (the kinds of the docstring)."""
-
-_MARKER = re.compile(r"\[REDACTED:[^\]\n]*\]")
-
-
-_MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
-
-
-def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
-    """The stretches of ``text`` to scan for ``rule`` (see ``Rule.reach``); [] when none of its
-    literals occurs."""
-    hits: list[Span] = []
-    for literal in rule.literals:
-        at = haystack.find(literal)
-        while at != -1:
-            hits.append((at, at + len(literal)))
-            if len(hits) > _MAX_WINDOWS:
-                return [(0, len(text))]
-            at = haystack.find(literal, at + 1)
-    hits.sort()
-    windows: list[Span] = []
-    for at, stop in hits:
-        if windows and at < windows[-1][1]:
-            continue  # already inside the last window
-        if rule.reach == LINES:
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", stop)  # the end of the literal's line
-            end = -1 if end == -1 else text.find("\n", end + 1)  # and of the line after it
-            end = len(text) if end == -1 else end + 1
-        else:  # a match's lookahead may look one character past its end
-            start, end = max(0, at - rule.reach), min(len(text), stop + rule.reach + 1)
-        if windows and start <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
-        else:
-            windows.append((start, end))
-    return windows
-
-
-def secret_spans(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, kind)`` of every secret value in ``text``, merged and in text order.
-
-    Overlapping values become one span named after the earliest rule; a value overlapping a
-    ``[REDACTED:…]`` marker is left alone.
-    """
-    lower = text.lower()
-    exact = len(lower) == len(text)  # lower-casing kept every position (no İ and the like)
-    found: list[tuple[int, int, int]] = []
-    for index, rule in enumerate(RULES):
-        if rule.context:
-            for word in rule.context:
-                if word in lower:
-                    break
-            else:
-                continue
-        haystack = lower if rule.folded else text
-        for literal in rule.literals:
-            if literal in haystack:
-                break
-        else:
-            continue  # none of the rule's literals: skip it
-        if rule.reach == TEXT or (rule.folded and not exact):  # (`lower` positions differ)
-            windows = [(0, len(text))]
-        else:
-            windows = _windows(text, haystack, rule)
-        for start, end in windows:
-            for match in rule.pattern.finditer(text, start, end):
-                if (
-                    rule.after is not None
-                    and match.start()
-                    and rule.after.match(text, match.start() - 1)
-                ):
-                    continue  # glued to the word before it: not a token
-                span = match.span("secret") if rule.span_of is None else rule.span_of(match)
-                if span is not None and span[0] < span[1]:
-                    found.append((span[0], span[1], index))
-    if not found:
-        return []
-    markers = [m.span() for m in _MARKER.finditer(text)] if "[REDACTED:" in text else []
-    if markers:
-        found = [
-            (s, e, i)
-            for s, e, i in found
-            if not any(s < m_end and m_start < e for m_start, m_end in markers)
-        ]
-    found.sort()
-    merged: list[list[int]] = []
-    for start, end, index in found:
-        if merged and start < merged[-1][1]:
-            last = merged[-1]
-            last[1] = max(last[1], end)
-            last[2] = min(last[2], index)
-        else:
-            merged.append([start, end, index])
-    return [(start, end, RULES[index].kind) for start, end, index in merged]
-
-
-def _apply(text: str, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> str:
-    pieces: list[str] = []
-    at = 0
-    for start, end, kind in spans:
-        pieces += [text[at:start], f"[REDACTED:{kind}]"]
-        counts[kind] = counts.get(kind, 0) + 1
-        at = end
-    pieces.append(text[at:])
-    return "".join(pieces)
-
-
-_ORDER = {rule.kind: index for index, rule in enumerate(RULES)}
-
-
-def redact_secrets(text: str) -> tuple[str, list[Redaction]]:
-    """Replace each secret with ``[REDACTED:<kind>]``; return the text and counts per kind.
-
-    Kinds are reported in rule order (the docstring's tables), only those found. The result is
-    a fixed point: a token that only became one when its neighbour turned into a marker
-    (``hf_…`` glued to a PEM header) is redacted too, so redacting the result changes nothing.
-    """
-    counts: dict[str, int] = {}
-    for _ in range(8):  # each pass removes unredacted text, so this ends; 1 pass in practice
-        spans = secret_spans(text)
-        if not spans:
-            break
-        text = _apply(text, spans, counts)
-    found = sorted(counts.items(), key=lambda item: _ORDER[item[0]])
-    return text, [Redaction(kind, count) for kind, count in found]

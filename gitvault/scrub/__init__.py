@@ -1,0 +1,15 @@
+"""The secret filter: every secret in a text is replaced by ``[REDACTED:<kind>]`` before the
+text is written to the vault, a state file or the search index, and again on text that leaves
+the vault. Below notes/ and memory/, which both use it; it imports nothing of gitvault.
+
+Only the secret value is replaced: a variable name, URL scheme, user name, header name or
+command around it is kept. The rules are hand-written regular expressions, chosen by
+measurement over the maintained detectors on PyPI (bench/secrets/, BENCHMARKS.md "Secret
+redaction"): they catch what those detectors catch without their entropy heuristics, whose
+false positives (commit SHAs, lockfile hashes) make them unusable on commit text.
+
+rules: the specification and the rule table; engine: scrub_secrets and secret_spans.
+
+Named "scrub", not "redact": `gitvault redact` is the explicit rewrite of the vault's history
+(memory/forget), which this filter knows nothing about.
+"""
