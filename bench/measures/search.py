@@ -30,11 +30,12 @@ def bench_search(ctx: Context) -> list[Row]:
 
     from gitvault.memory import search
     from gitvault.resolve import resolve
+    from gitvault.vault import statedir
 
     _, large = vault_repos(ctx)
     n = count_notes(large)
     loc = resolve(large)
-    db = loc.state_dir / search.DB_NAME
+    db = loc.state_dir / statedir.SEARCH_INDEX
     if db.exists():
         db.unlink()
     ctx.say(f"search: building the index of a {n:,}-note vault")

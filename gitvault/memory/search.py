@@ -44,7 +44,6 @@ from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
 
-DB_NAME = statedir.SEARCH_INDEX
 SCHEMA_VERSION = "1"
 KINDS = ("note", "session", "digest")
 MIN_MATCH = 0.6  # a partial result holds at least this share of the query's terms
@@ -227,7 +226,7 @@ class Index:
         self.cwd = loc.common_dir
         self.branch = branch or gitcmd.vault_branch(self.cwd)
         self.ref = layout.branch_ref(self.branch)
-        self.path = loc.state_dir / DB_NAME
+        self.path = loc.state_dir / statedir.SEARCH_INDEX
         self._fresh = False  # building a new index (no document to replace)
 
     # -- opening -------------------------------------------------------------------------
@@ -307,7 +306,7 @@ class Index:
         """Build a fresh index beside the old one and swap it in (readers of the old file
         keep reading it until they close it)."""
         result.rebuilt = True
-        tmp = self.path.with_name(f".{DB_NAME}.{os.getpid()}.tmp")
+        tmp = self.path.with_name(f".{statedir.SEARCH_INDEX}.{os.getpid()}.tmp")
         _remove(tmp)
         try:
             with closing(self._connect(tmp)) as conn:
@@ -642,7 +641,7 @@ def drop(loc: Location) -> None:
     """Delete the index (after a redaction: the old text must not linger in the cache)."""
     with file_lock(loc.state_dir / statedir.SEARCH_LOCK, block=True, timeout=LOCK_TIMEOUT):
         for suffix in ("", "-journal", "-wal", "-shm"):
-            _remove(loc.state_dir / f"{DB_NAME}{suffix}")
+            _remove(loc.state_dir / f"{statedir.SEARCH_INDEX}{suffix}")
 
 
 # -- the answer as text --------------------------------------------------------------------

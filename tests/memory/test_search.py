@@ -11,6 +11,7 @@ import pytest
 
 from gitvault.memory import search
 from gitvault.resolve import resolve
+from gitvault.vault import statedir
 from tests.support.memory import cli_in, cli_sub, session_text
 from tests.support.repos import Repo
 
@@ -113,13 +114,13 @@ def test_the_index_is_incremental_with_its_own_watermark(repo: Repo) -> None:
     repo.commit("feat: second thing")
     again = index.update()
     assert not again.rebuilt and again.added == 1
-    assert (repo.state_dir / search.DB_NAME).is_file()
-    assert search.DB_NAME not in repo.git("ls-tree", "-r", "--name-only", "vault")
+    assert (repo.state_dir / statedir.SEARCH_INDEX).is_file()
+    assert statedir.SEARCH_INDEX not in repo.git("ls-tree", "-r", "--name-only", "vault")
 
 
 def test_a_corrupt_or_foreign_index_is_rebuilt(repo: Repo) -> None:
     sha = repo.commit("feat: resilient index")
-    db = repo.state_dir / search.DB_NAME
+    db = repo.state_dir / statedir.SEARCH_INDEX
     db.parent.mkdir(exist_ok=True)
     db.write_bytes(b"this is not a database at all" * 100)
     assert _ids(cli_in(repo, "search", "resilient", "--json")) == [f"c:{sha[:7]}"]
@@ -184,7 +185,7 @@ def test_concurrent_searches_and_writes_leave_a_consistent_index(repo: Repo) -> 
     assert not errors, errors
     answer = search.Index(resolve(repo.path)).search("gadget", limit=50)
     assert len(answer.hits) == 10
-    with sqlite3.connect(repo.state_dir / search.DB_NAME) as conn:
+    with sqlite3.connect(repo.state_dir / statedir.SEARCH_INDEX) as conn:
         docs = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
         fts = conn.execute("SELECT count(*) FROM fts").fetchone()[0]
     assert docs == fts

@@ -10,6 +10,7 @@ import pytest
 from gitvault.notes import drain as drain_mod
 from gitvault.notes.drain import Entry, drain, parse_line, spool_backlog
 from gitvault.resolve import resolve
+from gitvault.vault import statedir
 from tests.support.repos import Repo
 
 
@@ -60,7 +61,7 @@ def test_a_line_appended_to_a_claimed_file_is_not_lost(
 
     def process(self: drain_mod.Drainer, entries: list[Entry]) -> list[Entry]:
         if not appended:
-            claimed = sorted((repo.state_dir / drain_mod.WORK_DIR).iterdir())
+            claimed = sorted((repo.state_dir / statedir.SPOOL_WORK).iterdir())
             with claimed[0].open("a") as fh:
                 fh.write(_line("commit", late, repo))
             appended.append(claimed[0])
