@@ -47,7 +47,8 @@ def _hold_drain_lock(repo: Path) -> Iterator[None]:
 
 
 def _spool_kinds(repo: Path) -> dict[str, int]:
-    from gitvault.notes.drain import SPOOL, parse_line
+    from gitvault.notes.drain import parse_line
+    from gitvault.vault.statedir import SPOOL
 
     kinds: dict[str, int] = {}
     spool = state_dir(repo) / SPOOL

@@ -48,8 +48,9 @@ def vault_repos(ctx: Context) -> tuple[Path, Path]:
 
 
 def bench_notecost(ctx: Context) -> list[Row]:
-    from gitvault.notes.drain import SPOOL, Entry, drain
+    from gitvault.notes.drain import Entry, drain
     from gitvault.resolve import resolve
+    from gitvault.vault.statedir import SPOOL
     from gitvault.vault.store import Vault
 
     sz = ctx.sizes

@@ -26,9 +26,8 @@ def _commit(repo, path: str, text: str, message: str) -> str:  # type: ignore[no
 
 
 def bench_verify(ctx: Context) -> list[Row]:
-    from gitvault.memory import staleness
     from gitvault.resolve import resolve
-    from gitvault.vault import frontmatter, layout
+    from gitvault.vault import frontmatter, layout, statedir
     from gitvault.vault.store import Vault
 
     per_kind = ctx.sizes.verify_per_kind
@@ -99,7 +98,7 @@ def bench_verify(ctx: Context) -> list[Row]:
         return median(runs) * 1000
 
     with_marks = recall_ms()
-    (resolve(repo).state_dir / staleness.RESULTS).unlink()
+    (resolve(repo).state_dir / statedir.VERIFY).unlink()
     without = recall_ms()
     n = len(labelled)
     how = (
