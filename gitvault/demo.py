@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +12,7 @@ from gitvault.agents.agentfiles import fold_and_patch
 from gitvault.fold.run import FoldOptions
 from gitvault.memory import history, recall, sessions
 from gitvault.resolve import resolve
-from gitvault.vault import layout
+from gitvault.vault import gitcmd, layout
 from gitvault.vault.store import Vault
 
 Say = Callable[[str], None]
@@ -32,19 +30,17 @@ The deploy token was GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 (now 
 """
 
 
+DEMO_ENV = {
+    "GIT_AUTHOR_NAME": "Demo Dev",
+    "GIT_AUTHOR_EMAIL": "dev@example.com",
+    "GIT_COMMITTER_NAME": "Demo Dev",
+    "GIT_COMMITTER_EMAIL": "dev@example.com",
+    "GITVAULT_SYNC": "1",  # notes land before `git commit` returns, so the demo can show them
+}
+
+
 def _git(cwd: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_AUTHOR_NAME="Demo Dev",
-        GIT_AUTHOR_EMAIL="dev@example.com",
-        GIT_COMMITTER_NAME="Demo Dev",
-        GIT_COMMITTER_EMAIL="dev@example.com",
-        GITVAULT_SYNC="1",  # notes land before `git commit` returns, so the demo can show them
-    )
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return proc.stdout.strip()
+    return gitcmd.run_git(args, cwd, env=DEMO_ENV).stdout.decode("utf-8", "replace").strip()
 
 
 def run(say: Say, *, keep: bool = False) -> Path:

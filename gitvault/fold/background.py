@@ -4,11 +4,10 @@ is its own session leader, exits when the fold ends, and the lease keeps it sing
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 from gitvault.resolve import Location
-from gitvault.vault import statedir
+from gitvault.vault import processes, statedir
 from gitvault.vault.locking import file_lock
 
 
@@ -26,17 +25,9 @@ def spawn_fold(loc: Location, *, merger: str | None = None, model: str | None = 
         args += ["--merger", merger]
     if model:
         args += ["--model", model]
-    log = open(statedir.ensure(loc) / statedir.FOLD_LOG, "ab")  # noqa: SIM115 - handed to the child
-    try:
-        proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            cwd=str(loc.workdir or loc.common_dir),
-            env={**os.environ, "GITVAULT_BACKGROUND": "1"},
-        )
-    finally:
-        log.close()
-    return proc.pid
+    return processes.spawn_detached(
+        args,
+        cwd=loc.workdir or loc.common_dir,
+        env={**os.environ, "GITVAULT_BACKGROUND": "1"},
+        output=statedir.ensure(loc) / statedir.FOLD_LOG,
+    )

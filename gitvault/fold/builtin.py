@@ -30,27 +30,15 @@ from gitvault.fold import digest as digest_mod
 from gitvault.fold import mine
 from gitvault.fold.digest import Digest
 from gitvault.fold.items import Item
-from gitvault.fold.mergers import MergeContext
+from gitvault.fold.merger import MergeContext
 from gitvault.fold.mine import Fact
 from gitvault.memory import sections
 from gitvault.vault.config import VaultConfig
 
 NAME = "builtin"
 FACT_CHARS = 220
-# Session sections → category, by position in the configured list (renamed categories map too).
+# The categories by position in the configured list (a renamed category keeps its slot).
 ARCHITECTURE, DECISIONS, CONVENTIONS, GOTCHAS, STATE, NEXT = range(6)
-_SECTION_TO_SLOT = {
-    "architecture": ARCHITECTURE,
-    "design": ARCHITECTURE,
-    "key decisions": DECISIONS,
-    "decisions": DECISIONS,
-    "conventions": CONVENTIONS,
-    "gotchas": GOTCHAS,
-    "pitfalls": GOTCHAS,
-    "state": STATE,
-    "status": STATE,
-    "next steps": NEXT,
-}
 _DONE_SECTIONS = ("summary", "done", "completed", "key decisions", "decisions", "state")
 _STOP_WORDS = """the and for with that this from into onto when then than them they their there what
     which while will would should could must have has had was were are not but all any each

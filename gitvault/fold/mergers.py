@@ -1,5 +1,5 @@
 """Mergers: what turns the current digest plus new items into a new digest. One interface
-(Merger), one registry (MERGERS); the builtin merger is an entry like the others.
+(gitvault.fold.merger), one registry (MERGERS); the builtin merger is an entry like the others.
 
 claude  — `claude -p`, prompt on stdin, gitvault's own short system prompt, no tools, no MCP,
           no slash commands, no hooks, no extended thinking, no CLAUDE.md, no session left on
@@ -20,20 +20,19 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
-import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from gitvault.errors import FoldRejected, GitvaultError
 from gitvault.fold import digest as digest_mod
 from gitvault.fold import prompt
+from gitvault.fold.builtin import BuiltinMerger
 from gitvault.fold.items import Item
+from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnavailable
+from gitvault.vault import processes
 from gitvault.vault.config import VaultConfig
 from gitvault.vault.locking import scratch_dir
 
-Exists = Callable[[str, str], bool]  # (kind, id) → whether a citation resolves
 CHILD_SETTINGS = '{"disableAllHooks":true,"alwaysThinkingEnabled":false}'
 # The child is a one-shot text transform: no thinking, no CLAUDE.md or auto memory, no prompt
 # caching writes, no telemetry or update checks, one attempt (a failed fold falls back, it
@@ -53,59 +52,6 @@ LOGIN_FIX = (
 )
 MAX_OUTPUT = 200_000
 NESTING_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
-
-
-class MergerUnavailable(GitvaultError):
-    pass
-
-
-class MergerFailed(GitvaultError):
-    pass
-
-
-def _no_history() -> list[Item]:
-    return []
-
-
-@dataclass
-class MergeContext:
-    """What a merger may consult besides the current digest and the batch: which citations
-    resolve, and (for the builtin merger, which mines history) every item the digest will
-    cover once this batch is folded. `older`: the batch is older history than the digest's
-    facts (a recent-first fold working through its backlog), so on a conflict the digest wins."""
-
-    exists: Exists
-    history: Callable[[], list[Item]] = field(default=_no_history)
-    older: bool = False
-
-
-class Merger(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def model(self) -> str | None: ...
-
-    @property
-    def spends_budget(self) -> bool:
-        """A model call: counted against fold.max_chars_per_day."""
-        ...
-
-    def prompt_chars(
-        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig
-    ) -> int:
-        """Characters the merge of this batch will send (0 for an offline merger)."""
-        ...
-
-    def merge(
-        self,
-        current: digest_mod.Digest,
-        batch: list[Item],
-        config: VaultConfig,
-        ctx: MergeContext,
-    ) -> tuple[digest_mod.Digest, int]:
-        """The new digest (citations checked, caps enforced) and the characters sent."""
-        ...
 
 
 def _current_body(current: digest_mod.Digest) -> str | None:
@@ -166,26 +112,17 @@ class ModelMerger:
 
     def _run(self, prompt: str, cwd: str) -> str:
         try:
-            proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self.env,
-                cwd=cwd,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
+            proc = processes.run_isolated(
+                self.argv, input=prompt.encode(), env=self.env, cwd=cwd, timeout=self.timeout
             )
         except OSError as exc:
             raise MergerUnavailable(f"cannot run {self.argv[0]}: {exc.strerror}") from exc
-        try:
-            stdout, stderr = proc.communicate(prompt.encode(), timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
+        except processes.Timeout:
             raise MergerFailed(
                 f"the {self.name} merger did not answer within {self.timeout:.0f}s",
                 hint="raise fold.timeout_seconds in vault.toml, or fold fewer items per call",
             ) from None
+        stdout, stderr = proc.stdout, proc.stderr
         said = (stderr + b"\n" + stdout).decode("utf-8", "replace")
         if self.name == "claude" and _not_logged_in(said, proc.returncode):
             raise MergerUnavailable(
@@ -206,26 +143,6 @@ def _not_logged_in(output: str, returncode: int) -> bool:
     and exits 1 in well under a second."""
     head = output.strip()[:400].lower()
     return returncode != 0 and ("not logged in" in head or "please run /login" in head)
-
-
-def _die_with_parent() -> None:
-    """Linux: the merger dies when the fold does (even by SIGKILL), so no orphan keeps
-    spending model credits. Elsewhere a no-op."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    proc.wait()
 
 
 def child_env(*, keep_api_key: bool) -> dict[str, str]:
@@ -300,8 +217,6 @@ def command_merger(config: VaultConfig, model: str | None, *, check: bool = True
 
 
 def builtin_merger(config: VaultConfig, model: str | None, *, check: bool = True) -> Merger:
-    from gitvault.fold.builtin import BuiltinMerger
-
     return BuiltinMerger()
 
 
@@ -363,15 +278,11 @@ def _auth_status(merger: ModelMerger) -> str | bool | None:
     import json
 
     try:
-        proc = subprocess.run(
-            [merger.argv[0], "auth", "status", "--json"],
-            env=merger.env,
-            capture_output=True,
-            timeout=20,
-            stdin=subprocess.DEVNULL,
+        proc = processes.run(
+            [merger.argv[0], "auth", "status", "--json"], env=merger.env, timeout=20
         )
         data = json.loads(proc.stdout.decode("utf-8", "replace") or "{}")
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+    except (OSError, processes.Timeout, ValueError):
         return None
     if not isinstance(data, dict) or "loggedIn" not in data:
         return None

@@ -37,6 +37,7 @@ from gitvault.errors import FoldRejected, GitvaultError
 from gitvault.fold import digest as digest_mod
 from gitvault.fold import items, mergers
 from gitvault.fold.lease import fold_lease
+from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnavailable
 from gitvault.memory import cites
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
@@ -226,7 +227,7 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         return _fold(loc, vault, config, name, opts, say)
     try:
         result = _fold(loc, vault, config, name, opts, say)
-    except (mergers.MergerUnavailable, mergers.MergerFailed, FoldRejected) as exc:
+    except (MergerUnavailable, MergerFailed, FoldRejected) as exc:
         failure = statedir.FoldFailure(name, exc.message, fix_for(exc))
         fallback = str(config.fold_value("fallback"))
         can_fall_back = not isinstance(exc, FoldRejected) and name != "builtin"
@@ -320,7 +321,7 @@ def _cutoff(config: VaultConfig, everything: list[items.Item]) -> int | None:
 def _plan(
     vault: Vault,
     config: VaultConfig,
-    merger: mergers.Merger,
+    merger: Merger,
     base: digest_mod.Digest,
     mark: str | None,
     backlog: Backlog | None,
@@ -441,7 +442,7 @@ def _run(
     vault: Vault,
     loc: Location,
     config: VaultConfig,
-    merger: mergers.Merger,
+    merger: Merger,
     base: digest_mod.Digest,
     plan: Plan,
     result: FoldResult,
@@ -473,7 +474,7 @@ def _run(
                 )
                 break
         if call.batch:
-            ctx = mergers.MergeContext(exists=sources.exists, history=history, older=call.older)
+            ctx = MergeContext(exists=sources.exists, history=history, older=call.older)
             new, sent = merger.merge(base, call.batch, config, ctx)
             result.chars_sent += sent
             if merger.spends_budget:
@@ -523,7 +524,7 @@ def _commit_digest(
     vault: Vault,
     new: digest_mod.Digest,
     mark: str,
-    merger: mergers.Merger,
+    merger: Merger,
     batch_items: int,
     backlog: Backlog | None,
     past_horizon: int,

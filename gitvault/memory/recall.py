@@ -244,32 +244,18 @@ NOTES_COUNTED = 1000  # "1,000+": counting a 100k-note tree would cost the hook 
 
 def _count_notes(cwd: Path, rev: str) -> int:
     """Notes on the vault, counted up to NOTES_COUNTED (git's listing is stopped there)."""
-    import subprocess
-
-    proc = subprocess.Popen(
-        ["git", "ls-tree", "-r", "-z", "--name-only", rev, "--", layout.NOTES + "/"],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=gitcmd.clean_env(),
-    )
-    assert proc.stdout is not None
     count = 0
     rest = b""
-    try:
-        while count < NOTES_COUNTED:
-            chunk = proc.stdout.read(65536)
-            if not chunk:
-                break
+    args = ["ls-tree", "-r", "-z", "--name-only", rev, "--", layout.NOTES + "/"]
+    with gitcmd.stream_git(args, cwd) as out:
+        for chunk in out:
             names = (rest + chunk).split(b"\0")
             rest = names.pop()
             count += sum(1 for name in names if name.endswith(b".md"))  # .keep is no note
-        if rest.endswith(b".md"):
-            count += 1
-    finally:
-        proc.kill()
-        proc.stdout.close()
-        proc.wait()
+            if count >= NOTES_COUNTED:
+                break
+        else:
+            count += rest.endswith(b".md")
     return min(count, NOTES_COUNTED)
 
 

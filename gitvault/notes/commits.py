@@ -3,7 +3,6 @@ read in batches (`git log --no-walk --stdin`) or streamed for a whole history (b
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,22 +113,15 @@ def read_commits(repo_dir: Path, shas: Iterable[str]) -> dict[str, CommitInfo]:
 
 def stream_commits(repo_dir: Path, rev_args: list[str]) -> Iterator[CommitInfo]:
     """Commits of a rev range, oldest first, parsed as git streams them (for backfill)."""
-    cmd = ["git", *_LOG_ARGS, "--reverse", *rev_args, "--"]
-    with subprocess.Popen(
-        cmd, cwd=repo_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=gitcmd.clean_env()
-    ) as proc:
-        assert proc.stdout is not None
+    with gitcmd.stream_git([*_LOG_ARGS, "--reverse", *rev_args, "--"], repo_dir) as out:
         buffer = b""
-        while True:
-            chunk = proc.stdout.read(1 << 20)
-            if not chunk:
-                break
+        for chunk in out:
             buffer += chunk
             cut = buffer.rfind(b"\x01")
             if cut > 0:
                 yield from _parse_records(buffer[:cut])
                 buffer = buffer[cut:]
         yield from _parse_records(buffer)
-        stderr = proc.stderr.read() if proc.stderr else b""
-        if proc.wait() != 0:
-            raise gitcmd.GitError(f"`git log` failed: {stderr.decode('utf-8', 'replace').strip()}")
+        done = out.finish()
+        if done.returncode != 0:
+            raise gitcmd.GitError(f"`git log` failed: {gitcmd.tail(done.stderr)}")

@@ -1,8 +1,9 @@
-"""Git through its command line: the one subprocess helper, and the plain-git readers the hooks
-use. Standard library only: importing this never loads pygit2 (~100 ms), which is what keeps
-the post-commit shim's drainer start and the SessionStart hook fast.
+"""Git through its command line: the one place a git process is started (run_git, stream_git;
+through vault/processes, the package's one door to child processes), and the plain-git readers
+the hooks use. Standard library only: importing this never loads pygit2 (~100 ms), which is
+what keeps the post-commit shim's drainer start and the SessionStart hook fast.
 
-The subprocess helper drops the GIT_* variables git exports to hooks (GIT_INDEX_FILE and
+The helpers drop the GIT_* variables git exports to hooks (GIT_INDEX_FILE and
 friends point at the user's worktree and would redirect our plumbing), and its errors show
 the command, return code and output.
 """
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 from gitvault.errors import GitvaultError
-from gitvault.vault import layout
+from gitvault.vault import layout, processes
 
 # Identity used for commits on the vault branch (the user's HEAD is never touched).
 VAULT_NAME = "gitvault"
@@ -54,29 +55,27 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _no_git() -> GitError:
+    return GitError("git is not installed or not on PATH", hint="install git")
+
+
 def run_git(
     args: Sequence[str],
-    cwd: Path,
+    cwd: Path | None,
     *,
     input: bytes | None = None,
     check: bool = True,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
-) -> subprocess.CompletedProcess[bytes]:
+) -> processes.Finished:
+    """Run git to completion (cwd None: this process's directory). With check, a non-zero
+    exit is a GitError naming the command and what git said."""
     cmd = ["git", *args]
     try:
-        proc = subprocess.run(
-            cmd,
-            cwd=cwd,
-            input=input,
-            capture_output=True,
-            env=clean_env(env),
-            check=False,
-            timeout=timeout,
-        )
+        proc = processes.run(cmd, cwd=cwd, input=input, env=clean_env(env), timeout=timeout)
     except FileNotFoundError as exc:
-        raise GitError("git is not installed or not on PATH", hint="install git") from exc
-    except subprocess.TimeoutExpired as exc:
+        raise _no_git() from exc
+    except processes.Timeout as exc:
         raise GitError(f"`{' '.join(cmd)}` did not finish within {timeout:.0f}s") from exc
     if check and proc.returncode != 0:
         raise GitError(
@@ -84,6 +83,18 @@ def run_git(
             f"{tail(proc.stderr) or tail(proc.stdout)}"
         )
     return proc
+
+
+@contextmanager
+def stream_git(args: Sequence[str], cwd: Path) -> Iterator[processes.Streaming]:
+    """git's stdout while it runs (a history too long to hold, or a listing a reader stops
+    early: leaving the block kills git). Check `.finish()` when the output must be complete."""
+    with ExitStack() as stack:
+        try:
+            out = stack.enter_context(processes.stream(["git", *args], cwd=cwd, env=clean_env()))
+        except FileNotFoundError as exc:
+            raise _no_git() from exc
+        yield out
 
 
 def tail(data: bytes, limit: int = 500) -> str:
@@ -128,9 +139,9 @@ def approxidate(value: str) -> int | None:
     cannot read it. `config --type=expiry-date` works outside a repository (unlike
     `rev-parse --since`) and rejects garbage instead of reading it as "now"."""
     key = "gitvault.since"
-    cmd = ["git", "-c", f"{key}={value}", "config", "--type=expiry-date", "--get", key]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=clean_env())
-    match = re.fullmatch(r"\s*(\d+)\s*", proc.stdout)
+    args = ["-c", f"{key}={value}", "config", "--type=expiry-date", "--get", key]
+    proc = run_git(args, None, check=False)
+    match = re.fullmatch(r"\s*(\d+)\s*", proc.stdout.decode("utf-8", "replace"))
     return int(match.group(1)) if proc.returncode == 0 and match else None
 
 
@@ -165,15 +176,6 @@ def ls_tree(
             TreeEntry(path.decode("utf-8", "replace"), parts[2].decode(), parts[1] == b"tree")
         )
     return out
-
-
-def count_files(cwd: Path, rev: str, folder: str, suffix: str) -> int:
-    """How many files below folder end with suffix (counted on git's output, not parsed)."""
-    proc = run_git(["ls-tree", "-r", "-z", "--name-only", rev, "--", folder], cwd, check=False)
-    if proc.returncode != 0:
-        return 0
-    end = suffix.encode()
-    return sum(1 for name in proc.stdout.split(b"\0") if name.endswith(end))
 
 
 def cat_blobs(cwd: Path, oids: Sequence[str]) -> dict[str, bytes]:

@@ -1,0 +1,70 @@
+"""What a merger is: the one interface every merger implements (Merger), what it may consult
+besides the digest and the batch (MergeContext), and how it fails. The mergers themselves and
+their registry are gitvault.fold.mergers; the builtin one is gitvault.fold.builtin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gitvault.errors import GitvaultError
+from gitvault.fold import digest as digest_mod
+from gitvault.fold.items import Item
+from gitvault.vault.config import VaultConfig
+
+Exists = Callable[[str, str], bool]  # (kind, id) → whether a citation resolves
+
+
+class MergerUnavailable(GitvaultError):
+    pass
+
+
+class MergerFailed(GitvaultError):
+    pass
+
+
+def _no_history() -> list[Item]:
+    return []
+
+
+@dataclass
+class MergeContext:
+    """What a merger may consult besides the current digest and the batch: which citations
+    resolve, and (for the builtin merger, which mines history) every item the digest will
+    cover once this batch is folded. `older`: the batch is older history than the digest's
+    facts (a recent-first fold working through its backlog), so on a conflict the digest wins."""
+
+    exists: Exists
+    history: Callable[[], list[Item]] = field(default=_no_history)
+    older: bool = False
+
+
+class Merger(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def spends_budget(self) -> bool:
+        """A model call: counted against fold.max_chars_per_day."""
+        ...
+
+    def prompt_chars(
+        self, current: digest_mod.Digest, batch: list[Item], config: VaultConfig
+    ) -> int:
+        """Characters the merge of this batch will send (0 for an offline merger)."""
+        ...
+
+    def merge(
+        self,
+        current: digest_mod.Digest,
+        batch: list[Item],
+        config: VaultConfig,
+        ctx: MergeContext,
+    ) -> tuple[digest_mod.Digest, int]:
+        """The new digest (citations checked, caps enforced) and the characters sent."""
+        ...

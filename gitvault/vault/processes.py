@@ -1,0 +1,160 @@
+"""The one door through which gitvault starts a process: git (always through vault/gitcmd, which
+adds the git-specific environment and errors), the model CLIs a fold merger runs, and the
+detached fold. Standard library only (the hooks start git through it).
+
+Every caller gets the same guarantees: no shell, a bounded wait where it asks for one, and a
+child that cannot outlive what it was started for unless it is meant to (`spawn_detached`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, NamedTuple
+
+
+class Timeout(Exception):
+    """The process did not finish in time (it was killed)."""
+
+
+class Finished(NamedTuple):
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None = None,
+    input: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> Finished:
+    """Run to completion with its output captured; stdin is `input`, else nothing (never the
+    caller's terminal). Raises FileNotFoundError / OSError when it cannot start, Timeout."""
+    try:
+        proc = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            env=None if env is None else dict(env),
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise Timeout(f"{argv[0]} did not finish within {timeout}s") from exc
+    return Finished(proc.returncode, proc.stdout, proc.stderr)
+
+
+class Streaming:
+    """A running child's stdout, chunk by chunk (iterate), then how it ended (`finish`)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self._proc = proc
+        self._out: IO[bytes] = proc.stdout
+        self._err: IO[bytes] = proc.stderr
+
+    def __iter__(self) -> Iterator[bytes]:
+        while chunk := self._out.read(1 << 16):
+            yield chunk
+
+    def finish(self) -> Finished:
+        """Once the output is read: the return code and stderr."""
+        stderr = self._err.read()
+        return Finished(self._proc.wait(), b"", stderr)
+
+
+@contextmanager
+def stream(
+    argv: Sequence[str], *, cwd: Path | str | None = None, env: Mapping[str, str] | None = None
+) -> Iterator[Streaming]:
+    """The child's stdout while it runs. Leaving the block before the end kills it: a reader
+    that has what it needs never waits for the rest. Raises OSError when it cannot start."""
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+    )
+    try:
+        yield Streaming(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
+
+
+def run_isolated(
+    argv: Sequence[str],
+    *,
+    input: bytes,
+    env: Mapping[str, str],
+    cwd: Path | str,
+    timeout: float,
+) -> Finished:
+    """A model CLI: in a session (and so a process group) of its own, dying with this process
+    on Linux (even when it is SIGKILLed: no orphan keeps spending model credits), and killed
+    with its whole group at the timeout (Timeout). Raises OSError when it cannot start."""
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
+    try:
+        stdout, stderr = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+        raise Timeout(f"{argv[0]} did not answer within {timeout:.0f}s") from None
+    return Finished(proc.returncode, stdout, stderr)
+
+
+def _die_with_parent() -> None:
+    """Linux: the child gets SIGKILL when its parent dies. Elsewhere a no-op."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def spawn_detached(
+    argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], output: Path
+) -> int:
+    """Start a child that outlives this process (its own session: a terminal's Ctrl-C or a
+    tool killing our process group does not reach it), its output appended to `output`. No
+    one waits for it; it exits when its work ends. Returns its pid."""
+    with open(output, "ab") as log:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=cwd,
+            env=dict(env),
+        )
+    return proc.pid

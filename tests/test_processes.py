@@ -1,0 +1,91 @@
+"""The one door to child processes (vault/processes) and git's streaming call on it: a reader
+that stops early stops the child, a timeout kills a model CLI's whole process group, a detached
+child outlives nothing it should not, and a missing git is a clear error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from helpers import Repo, wait_until
+
+from gitvault.vault import gitcmd, processes
+
+
+def _gone(pid: int) -> bool:
+    """The process no longer runs (exited; a zombie awaiting its reaper counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_run_captures_output_and_feeds_input() -> None:
+    done = processes.run(["sh", "-c", "cat; echo err >&2; exit 3"], input=b"hello")
+    assert done == processes.Finished(3, b"hello", b"err\n")
+
+
+def test_run_gives_the_child_no_stdin_unless_asked() -> None:
+    assert processes.run(["sh", "-c", "cat"], timeout=30).stdout == b""
+
+
+def test_run_raises_timeout_and_leaves_no_child(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    with pytest.raises(processes.Timeout):
+        processes.run(["sh", "-c", f"echo $$ > {pid_file}; exec sleep 30"], timeout=0.5)
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_a_timeout_kills_a_model_clis_whole_group(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    script = f"echo $$ > {pids}; sleep 30 & echo $! >> {pids}; wait"
+    with pytest.raises(processes.Timeout):
+        processes.run_isolated(
+            ["sh", "-c", script], input=b"", env=dict(os.environ), cwd=tmp_path, timeout=0.5
+        )
+    for pid in (int(line) for line in pids.read_text().split()):
+        wait_until(lambda pid=pid: _gone(pid), what=f"process {pid} of the group to die")
+
+
+def test_a_reader_that_stops_early_stops_the_child(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    with processes.stream(["sh", "-c", f"echo $$ > {pid_file}; exec yes"]) as out:
+        first = next(iter(out))
+    assert first.startswith(b"y\n")
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_a_detached_child_runs_in_a_session_of_its_own(tmp_path: Path) -> None:
+    log = tmp_path / "out.log"
+    pid = processes.spawn_detached(
+        ["sh", "-c", "ps -o sid= -p $$; echo done"], cwd=tmp_path, env=dict(os.environ), output=log
+    )
+    wait_until(lambda: "done" in log.read_text(), what="the detached child's output")
+    assert int(log.read_text().split()[0]) == pid != os.getsid(0)
+
+
+def test_stream_git_yields_a_history_and_reports_how_git_ended(repo: Repo) -> None:
+    shas = [repo.commit(f"feat: {i}") for i in range(3)]
+    with gitcmd.stream_git(["log", "--format=%H", "HEAD"], repo.path) as out:
+        text = b"".join(out).decode()
+        assert out.finish().returncode == 0
+    assert text.split()[:3] == list(reversed(shas))
+    with gitcmd.stream_git(["log", "no-such-rev"], repo.path) as out:
+        assert b"".join(out) == b""
+        failed = out.finish()
+    assert failed.returncode != 0 and b"no-such-rev" in failed.stderr
+
+
+def test_git_missing_from_path_is_a_clear_error(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(repo.path / "nowhere"))
+    with pytest.raises(gitcmd.GitError, match="git is not installed"):
+        gitcmd.run_git(["status"], repo.path)
+    with (
+        pytest.raises(gitcmd.GitError, match="git is not installed"),
+        gitcmd.stream_git(["log"], repo.path),
+    ):
+        pass
