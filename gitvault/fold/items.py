@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from gitvault.memory import cites, sections
+from gitvault.notes.render import parse_body
 from gitvault.vault import frontmatter, layout
 from gitvault.vault.objects import VaultCommit
 from gitvault.vault.store import Vault
@@ -41,11 +42,11 @@ class Item:
         return self.time if moment is None else int(moment)
 
 
-def _item(vault: Vault, path: str, commit: VaultCommit) -> Item | None:
-    raw = vault.read_text(path, commit.sha)
-    if raw is None:
-        return None
-    return _parse_item(path, raw, commit.sha, commit.time)
+def _read_item(vault: Vault, path: str, at: str, time: int) -> Item | None:
+    """The item at path in the vault's tree at commit `at` (time: when that commit was made,
+    0 when unknown)."""
+    raw = vault.read_text(path, at)
+    return _parse_item(path, raw, at, time) if raw is not None else None
 
 
 def _parse_item(path: str, raw: str, commit: str, time: int) -> Item | None:
@@ -69,8 +70,7 @@ def items_at(vault: Vault, at: str, *, max_notes: int | None = None) -> list[Ite
     for name, is_dir in vault.listdir(layout.SESSIONS, at):
         path = f"{layout.SESSIONS}/{name}"
         if not is_dir and layout.session_slug(path) and not cites.path_is_buried(path, tombs):
-            raw = vault.read_text(path, at)
-            item = _parse_item(path, raw, at, 0) if raw is not None else None
+            item = _read_item(vault, path, at, 0)
             if item is not None:
                 out.append(item)
     left = max_notes if max_notes is not None else -1
@@ -85,8 +85,7 @@ def items_at(vault: Vault, at: str, *, max_notes: int | None = None) -> list[Ite
                     path = f"{folder}/{day}/{name}"
                     if not layout.note_sha(path) or cites.path_is_buried(path, tombs):
                         continue
-                    raw = vault.read_text(path, at)
-                    item = _parse_item(path, raw, at, 0) if raw is not None else None
+                    item = _read_item(vault, path, at, 0)
                     if item is not None:
                         out.append(item)
                         left -= 1
@@ -94,10 +93,10 @@ def items_at(vault: Vault, at: str, *, max_notes: int | None = None) -> list[Ite
 
 
 def _compact_note(meta: dict[str, object], body: str) -> str:
-    lines = [ln for ln in body.splitlines() if ln.strip()]
-    title = lines[0].lstrip("# ").strip() if lines else ""
-    rest = " ".join(ln.strip() for ln in lines[1:] if not ln.startswith("## Files"))
-    text = f"{title}\n{rest}".strip()
+    note = parse_body(body)
+    lines = [*note.message.splitlines(), *note.file_lines]
+    rest = " ".join(ln.strip() for ln in lines if ln.strip())
+    text = f"{note.subject}\n{rest}".strip()
     date = str(meta.get("committed", ""))[:10]
     return f"[{date} on {meta.get('branch') or 'detached'}] {text}"[:NOTE_CHARS]
 
@@ -149,7 +148,7 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
     """Items added in watermark..tip, oldest first (see new_paths)."""
     out: list[Item] = []
     for path, commit in new_paths(vault, watermark, tip):
-        item = _item(vault, path, commit)
+        item = _read_item(vault, path, commit.sha, commit.time)
         if item is not None:
             out.append(item)
     return out

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gitvault.fold.items import Item
+from gitvault.notes.render import parse_body
 
 DAY = 86_400
 RECENT_DAYS = 30  # "recent activity" is the 30 days up to the newest commit
@@ -28,7 +29,6 @@ STYLE_WINDOW = 300  # commit style from the newest 300 commits
 MAX_PAIR_FILES = 12  # a commit touching more files says little about which belong together
 MAX_FILES = 40  # bulk commits (reformatting, vendoring) are not evidence of anything
 
-_FILE_LINE = re.compile(r"^- (.+?) \((?:\+\d+ -\d+|binary)\)$")
 _CC = re.compile(r"^([a-z]+)(\([^)]*\))?(!)?:\s", re.I)
 _PR_SUFFIX = re.compile(r"\((?:#|!)\d+\)\s*$")
 _REVERT_SUBJECT = re.compile(r'^Revert "(.+)"\s*$')
@@ -87,33 +87,6 @@ def day(when: int) -> str:
 # --------------------------------------------------------------------------- commits
 
 
-def _files(body: str) -> tuple[str, ...]:
-    out: list[str] = []
-    in_files = False
-    for line in body.splitlines():
-        if line.startswith("## Files"):
-            in_files = True
-            continue
-        if in_files:
-            if line.startswith("## "):
-                break
-            match = _FILE_LINE.match(line.strip())
-            if match:
-                out.append(match.group(1).lstrip("…"))
-    return tuple(out)
-
-
-def _message(body: str) -> tuple[str, str]:
-    lines = body.strip().splitlines()
-    subject = lines[0][2:].strip() if lines and lines[0].startswith("# ") else ""
-    rest: list[str] = []
-    for line in lines[1:]:
-        if line.startswith("## Files"):
-            break
-        rest.append(line)
-    return subject, "\n".join(rest).strip()
-
-
 def _as_list(value: object) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
@@ -132,13 +105,13 @@ def commits(notes: Iterable[Item]) -> list[Commit]:
         sha = str(note.meta.get("sha") or "")
         if len(_as_list(note.meta.get("parents"))) > 1 or sha.lower() in replaced:
             continue
-        subject, body = _message(note.body)
-        files = _files(note.body)
+        parsed = parse_body(note.body)
+        subject, files = parsed.subject, parsed.files
         commit = Commit(
             sha=sha,
             cite=note.cite,
             subject=subject,
-            body=body,
+            body=parsed.message,
             files=files,
             when=note.when,
             branch=str(note.meta.get("branch") or ""),

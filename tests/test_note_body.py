@@ -1,0 +1,86 @@
+"""The note body format has one writer and one reader (notes/render): what `render` writes,
+`parse_body` reads back — subject, message and files — for any commit, cut or not; the fold's
+items and miner read notes through it."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitvault.fold import mine
+from gitvault.fold.items import _compact_note
+from gitvault.notes import commits, render
+from gitvault.vault import frontmatter
+
+_WORDS = st.text(alphabet="abcdefghij klmnop#-_.:()[]0123456789", min_size=1, max_size=40)
+
+
+def _info(subject: str, body: str, files: list[tuple[str, int | None]]) -> commits.CommitInfo:
+    return commits.CommitInfo(
+        sha="c" * 40,
+        parents=("a" * 40,),
+        author_name="Dev",
+        author_email="dev@example.com",
+        authored="2024-01-01T00:00:00+00:00",
+        committed="2024-01-01T00:00:00+00:00",
+        commit_time=1_700_000_000,
+        message=subject + ("\n\n" + body if body else ""),
+        files=tuple(commits.FileStat(p, n, n) for p, n in files),
+    )
+
+
+def _parsed(info: commits.CommitInfo) -> render.NoteBody:
+    _, body = frontmatter.parse(render.render(info, render.NoteContext("main", "main")))
+    return render.parse_body(body)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    subject=_WORDS.map(str.strip).filter(bool),
+    body=st.lists(_WORDS, max_size=6).map("\n".join),
+    paths=st.lists(_WORDS.map(str.strip).filter(bool), max_size=6, unique=True),
+)
+def test_what_render_writes_parse_body_reads_back(
+    subject: str, body: str, paths: list[str]
+) -> None:
+    files = [(p, None if i % 3 == 2 else i) for i, p in enumerate(paths)]
+    note = _parsed(_info(subject, body, files))
+    assert note.subject == subject
+    assert note.message == body.strip()
+    assert note.files == tuple(paths)
+
+
+def test_a_message_line_that_looks_like_the_files_heading_stays_in_the_message() -> None:
+    body = "## Files (1 changed, +1 -1)\nwas pasted from another note"
+    note = _parsed(_info("docs: quote a note", body, [("README.md", 2)]))
+    assert note.message == body
+    assert note.files == ("README.md",)
+
+
+def test_a_cut_note_reads_back_its_parts_and_its_markers() -> None:
+    files = [(f"src/module_{i:03d}/" + "deep/" * 20 + "file.py", i) for i in range(60)]
+    note = _parsed(_info("refactor: everything", "why:\n" + "because " * 400, files))
+    assert note.subject == "refactor: everything"
+    assert note.message.startswith("why:\nbecause") and "[… message cut:" in note.message
+    assert note.file_lines[-1].startswith("- [… and ") and note.file_lines[-1].endswith(
+        " more files]"
+    )
+    assert 0 < len(note.files) < 60
+    # a path cut at its front is read without the "…"
+    assert all(path.endswith("file.py") and not path.startswith("…") for path in note.files)
+
+
+def test_a_subject_starting_with_a_hash_keeps_it_in_the_fold_items() -> None:
+    text = render.render(_info("#123 fix the parser", "", [("a.py", 1)]), render.NoteContext())
+    meta, body = frontmatter.parse(text)
+    assert _compact_note(meta, body).split("] ", 1)[1].startswith("#123 fix the parser\n")
+
+
+def test_the_miner_reads_notes_through_parse_body() -> None:
+    from gitvault.fold.items import Item
+
+    text = render.render(_info("feat: add x", "because y", [("x.py", 3)]), render.NoteContext())
+    meta, body = frontmatter.parse(text)
+    item = Item("note", "c:ccccccc", "notes/x.md", "v" * 40, 0, "", meta, body)
+    (commit,) = mine.commits([item])
+    assert (commit.subject, commit.body, commit.files) == ("feat: add x", "because y", ("x.py",))
