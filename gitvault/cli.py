@@ -6,7 +6,7 @@ import errno
 import os
 import sys
 
-from gitvault.memory.stats import fast_status_line
+from gitvault.status.line import fast_status_line
 
 
 def _fast_path() -> None:

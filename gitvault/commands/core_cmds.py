@@ -9,10 +9,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from gitvault import install as install_mod
-from gitvault import status as status_mod
 from gitvault.agents import adapters
 from gitvault.commands.common import emit_json, err, location, out, print_lines
 from gitvault.notes import backfill as backfill_mod
+from gitvault.status import report as status_mod
 
 
 def register(app: typer.Typer) -> None:
@@ -99,10 +99,10 @@ def status(
     """What is installed, the spool backlog, the last note, and warnings."""
     if one_line:
         from gitvault.commands.common import Ctx
-        from gitvault.memory import stats as stats_mod
+        from gitvault.status import line as line_mod
 
         state = ctx.obj if isinstance(ctx.obj, Ctx) else Ctx()
-        raise typer.Exit(stats_mod.print_line(state.repo, json_out=json_out))
+        raise typer.Exit(line_mod.print_line(state.repo, json_out=json_out))
     loc = location(ctx)
     st = status_mod.status(loc)
     if json_out:

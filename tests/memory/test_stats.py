@@ -7,8 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from gitvault.memory import stats
 from gitvault.resolve import resolve
+from gitvault.status import line as stats
 from gitvault.vault import statedir
 from tests.support.memory import cli_in, session_text, set_config
 from tests.support.repos import PYTHON, Repo

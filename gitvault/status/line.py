@@ -1,0 +1,168 @@
+"""`gitvault status --line`: one short line for a shell prompt or Claude Code's statusLine, and
+whether the digest is behind. Plain git only (no pygit2, no jsonschema, no tomllib, no typer):
+the line runs on every prompt and status refresh, within 50 ms, and the CLI answers it before
+typer loads (cli._fast_path).
+
+STALE, in the line, means one of:
+- more than `status.stale_items` notes and sessions wait for a fold (vault.toml; default 20);
+- something waits and the digest is older than `status.stale_days` days (default 7);
+- the last fold failed (fold-state.json, read through vault/statedir).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+from gitvault.resolve import Location
+from gitvault.vault import frontmatter, gitcmd, layout, statedir
+from gitvault.vault.times import parse_time
+
+PENDING_CAP = 1000  # the line counts unfolded items up to this many ("1000+")
+
+
+def unfolded_count(cwd: Path, mark: str | None, tip: str, cap: int | None) -> int:
+    """Note and session commits not yet folded (watermark..tip), counted up to cap."""
+    args = ["rev-list", "--count", "--grep=^note ", "--grep=^session "]
+    if cap is not None:
+        args.append(f"--max-count={cap}")
+    args += [tip, f"^{mark}"] if mark else [tip]
+    proc = gitcmd.run_git([*args, "--"], cwd, check=False)
+    text = proc.stdout.decode().strip()
+    return int(text) if proc.returncode == 0 and text.isdigit() else 0
+
+
+def short_age(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{max(0, int(seconds // 60))}m"
+    if seconds < 86400 * 2:
+        return f"{int(seconds // 3600)}h"
+    return f"{int(seconds // 86400)}d"
+
+
+class Line(NamedTuple):  # not a dataclass: `dataclasses` costs ~5 ms the line cannot pay
+    text: str
+    stale: bool
+    reasons: tuple[str, ...] = ()
+
+
+def status_line(loc: Location, now: float | None = None) -> Line:
+    """One short line for a shell prompt or Claude Code's statusLine."""
+    cwd = loc.common_dir
+    rev = layout.branch_ref(gitcmd.vault_branch(cwd))
+    digest_spec, config_spec = f"{rev}:{layout.DIGEST}", f"{rev}:{layout.CONFIG}"
+    # One `cat-file --batch` answers whether the vault exists and reads the digest and settings.
+    blobs = gitcmd.cat_blobs(cwd, [rev, digest_spec, config_spec])
+    if rev not in blobs:  # no vault here: a prompt shown in every repository stays quiet
+        return Line("", False)
+    tip = rev
+    config = blobs.get(config_spec)
+    settings = layout.read_settings(config.decode("utf-8", "replace") if config else None, "status")
+    max_items, max_days = int(settings["stale_items"]), int(settings["stale_days"])
+    meta: dict[str, object] = {}
+    if digest_spec in blobs:
+        meta, _ = frontmatter.parse(blobs[digest_spec].decode("utf-8", "replace"))
+    mark = meta.get("watermark") if isinstance(meta.get("watermark"), str) else None
+    pending = unfolded_count(cwd, str(mark) if mark else None, tip, PENDING_CAP)
+    folded = parse_time(meta.get("folded_at"))
+    moment = time.time() if now is None else now
+    reasons: list[str] = []
+    count = f"{pending}+" if pending >= PENDING_CAP else str(pending)
+    if pending > max_items:
+        reasons.append(f"{count} unfolded")
+    if pending and folded is not None and moment - folded > max_days * 86400:
+        reasons.append(f"digest {short_age(moment - folded)} old")
+    failure = statedir.fold_state(loc).failure
+    if failure is not None:
+        reasons.append(f"last fold failed ({(failure.merger or 'fold')[:20]})")
+    if reasons:
+        return Line("gitvault STALE: " + ", ".join(reasons), True, tuple(reasons))
+    digest = f"digest {short_age(moment - folded)} old" if folded is not None else "no digest yet"
+    return Line(f"gitvault: {digest}, {count} unfolded", False)
+
+
+# -- the command line's fast path -------------------------------------------------------------
+
+
+def _stdin_dir() -> str | None:
+    """The directory Claude Code's statusLine names on stdin (workspace.project_dir, else cwd).
+    A terminal or an empty stdin names none."""
+    import select
+    import sys
+
+    stream = sys.stdin
+    try:
+        if stream is None or stream.isatty():
+            return None
+        ready, _, _ = select.select([stream], [], [], 0.05)
+        if not ready:
+            return None
+        data = json.loads(stream.read(65536) or "null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    workspace = data.get("workspace")
+    for value in (
+        workspace.get("project_dir") if isinstance(workspace, dict) else None,
+        workspace.get("current_dir") if isinstance(workspace, dict) else None,
+        data.get("cwd"),
+    ):
+        if isinstance(value, str) and value and "\0" not in value:
+            return value
+    return None
+
+
+def print_line(repo: str | None, *, json_out: bool = False) -> int:
+    """`gitvault status --line`: print the line (nothing outside a repository, so a shell
+    prompt stays clean) and return the exit code. Never drains or writes anything."""
+    import sys
+
+    from gitvault.errors import GitvaultError, NotARepository
+    from gitvault.resolve import resolve
+
+    where = repo or _stdin_dir()
+    try:
+        loc = resolve(repo) if repo else resolve(cwd=Path(where) if where else None)
+        line = status_line(loc)
+    except NotARepository:
+        if repo is not None:
+            raise
+        line = Line("", False)
+    except GitvaultError as exc:
+        line = Line(f"gitvault: {exc.message}"[:80], False)
+    if json_out:
+        payload = {"line": line.text, "stale": line.stale, "reasons": list(line.reasons)}
+        sys.stdout.write(json.dumps({"gitvault": 1, "kind": "status-line", "data": payload}))
+        sys.stdout.write("\n")
+    elif line.text:
+        sys.stdout.write(line.text + "\n")
+    return 0
+
+
+def fast_status_line(argv: list[str]) -> int | None:
+    """The exit code when argv is `status --line` (with --repo/-C PATH, --json anywhere), else
+    None: the CLI calls this before loading typer and rich (~200 ms a prompt cannot pay)."""
+    repo: str | None = None
+    seen: set[str] = set()
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in ("--repo", "-C") and index + 1 < len(argv):
+            repo = argv[index + 1]
+            index += 2
+            continue
+        if arg.startswith("--repo="):
+            repo = arg.split("=", 1)[1]
+        elif arg in ("status", "--line", "--json") and arg not in seen:
+            seen.add(arg)
+        else:
+            return None
+        index += 1
+    if not {"status", "--line"} <= seen or argv.index("status") > argv.index("--line"):
+        return None
+    import os
+
+    return print_line(repo or os.environ.get("GITVAULT_REPO") or None, json_out="--json" in seen)
