@@ -220,3 +220,21 @@ def test_a_repository_installed_by_the_previous_release_keeps_working_after_an_u
     session_start_recalls()
     status = json.loads(_run([str(gv), "status", "--json"], repo).stdout)["data"]
     assert not any("older than this gitvault" in w for w in status["warnings"]), status
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:3])
+
+
+def test_the_01_forwarders_name_one_removal_release_not_yet_reached() -> None:
+    """gitvault/drain.py and gitvault/claude_hooks.py forward what 0.1 installed. They share one
+    stated removal release; once the package version reaches it this fails: remove them (and
+    the upgrade test above), or move the release on with a reason."""
+    import gitvault
+    from gitvault import claude_hooks, drain
+
+    assert drain.REMOVED_IN == claude_hooks.REMOVED_IN == gitvault.FORWARDERS_REMOVED_IN
+    assert _release(gitvault.__version__) < _release(gitvault.FORWARDERS_REMOVED_IN), (
+        f"gitvault {gitvault.__version__} still ships the 0.1 forwarders, due to go in "
+        f"{gitvault.FORWARDERS_REMOVED_IN}"
+    )

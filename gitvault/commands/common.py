@@ -64,6 +64,17 @@ def repo_option() -> Any:
     )
 
 
+def since_option(dated: str) -> Any:
+    """--since DATE of the commands that list vault items (read by memory.dates.parse_since);
+    `dated` says what date an item is filtered by."""
+    return typer.Option(
+        None,
+        "--since",
+        metavar="DATE",
+        help=f"Only items dated after this (YYYY-MM-DD or '3 days ago'): {dated}.",
+    )
+
+
 def accepts_repo(func: Callable[..., Any]) -> Callable[..., Any]:
     """func with a `--repo/-C` option of its own, so the option works wherever the user types
     it. One resolver still answers: the option only records the path in the shared Ctx."""

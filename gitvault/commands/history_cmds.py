@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from gitvault.commands.common import emit_json, location, out
+from gitvault.commands.common import emit_json, location, out, since_option
 from gitvault.errors import GitvaultError
 from gitvault.memory import history
 from gitvault.memory.dates import parse_since
@@ -21,13 +21,7 @@ def log_cmd(
     ctx: typer.Context,
     n: int = typer.Option(20, "-n", "--max-count", min=1, help="Show at most N entries."),
     kind: str = typer.Option(None, "--kind", metavar="KIND", help="Only note, session or fold."),
-    since: str = typer.Option(
-        None,
-        "--since",
-        metavar="DATE",
-        help="Only items dated after this (YYYY-MM-DD or '3 days ago'): a note by its "
-        "project commit's date, a session by its save.",
-    ),
+    since: str = since_option("a note by its project commit's date, a session by its save"),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """The vault's history, newest first: one line per note (with the project commit it

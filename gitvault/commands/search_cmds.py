@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from gitvault.commands.common import emit_json, location, out
+from gitvault.commands.common import emit_json, location, out, since_option
 from gitvault.memory import search as search_mod
-from gitvault.memory import stats as stats_mod
 from gitvault.memory.dates import parse_since
+from gitvault.status import stats as stats_mod
 
 
 def register(app: typer.Typer) -> None:
@@ -22,13 +22,7 @@ def search(
     kind: str = typer.Option(
         None, "--kind", metavar="KIND", help="Only note, session or digest (past digest lines)."
     ),
-    since: str = typer.Option(
-        None,
-        "--since",
-        metavar="DATE",
-        help="Only items dated after this (YYYY-MM-DD or '3 weeks ago'); notes are dated by "
-        "their commit.",
-    ),
+    since: str = since_option("notes are dated by their commit"),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Ranked full-text search (SQLite FTS5, BM25) over every note, session and past digest

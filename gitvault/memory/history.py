@@ -163,14 +163,6 @@ def _noted_with_prefix(vault: Vault, prefix: str) -> list[str]:
     return out
 
 
-def find_note_path(vault: Vault, sha: str) -> str | None:
-    """A project commit's note path (full sha, or an unambiguous prefix); None when none."""
-    paths = _note_paths(vault, sha.lower())
-    if len(paths) > 1:
-        raise Ambiguous(sha, [f"c:{layout.note_sha(p)}" for p in paths])
-    return paths[0] if paths else None
-
-
 def _note_paths(vault: Vault, sha: str) -> list[str]:
     found = vault.git.resolve_commit(sha) if layout.is_full_sha(sha) else None
     if found is not None:

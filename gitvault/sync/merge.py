@@ -29,8 +29,6 @@ from typing import NamedTuple
 from gitvault.sync import incoming
 from gitvault.vault import gitcmd, layout
 
-ZERO = "0" * 40
-
 
 class Delta(NamedTuple):
     old_mode: str
