@@ -1,10 +1,15 @@
-"""The package's shape, checked on its source: one home for the vault layout, subpackages that
-say their job, imports that follow the layers, one compare-and-swap loop, and hooks that never
-load what they do not need."""
+"""The package's shape, checked on its source: one home for the vault layout and for the local
+state files, subpackages that say their job, imports that follow the layers (top-level modules
+and commands/ included), no generic module importing a specific one, no import cycle at all,
+one door to child processes, one compare-and-swap loop, and hooks that never load what they do
+not need."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,19 +17,48 @@ import pytest
 from tests.support.paths import ROOT
 
 PACKAGE = ROOT / "gitvault"
-SUBPACKAGES = ("vault", "scrub", "notes", "memory", "fold", "agents", "sync", "commands")
-# What each layer may import from gitvault (besides itself and the always-allowed modules).
-ALWAYS = {"gitvault", "gitvault.errors", "gitvault.resolve", "gitvault.resources"}
-LAYERS = {
-    "vault": set(),
-    "scrub": set(),
-    "notes": {"vault", "scrub"},
-    "memory": {"vault", "scrub"},
-    "fold": {"vault", "scrub", "notes", "memory"},
-    "agents": {"vault", "scrub", "notes", "memory", "fold"},
-    "sync": {"vault", "scrub", "notes", "memory"},
+SUBPACKAGES = ("vault", "scrub", "notes", "memory", "fold", "agents", "sync", "status", "commands")
+
+# The floors, bottom to top. A unit (a subpackage, or a top-level module) may import units of
+# lower floors; units on one floor are siblings and import none of each other.
+FLOORS: tuple[frozenset[str], ...] = tuple(
+    frozenset("gitvault" if name == "(package)" else f"gitvault.{name}" for name in floor.split())
+    for floor in (
+        "(package) errors",  # (package): gitvault/__init__.py, the version; the exception root
+        "resolve resources",  # which vault this is; the package's data files
+        "vault",  # the branch, git, files, the state folder, child processes
+        "scrub",  # the secret filter
+        "notes memory",  # commit → note; session text in, recall out
+        "fold sync",  # the digest rewrite; the vault exchange
+        "agents",  # the hook behaviours and the agent adapters
+        "install status hook drain claude_hooks",  # product-wide, and gitvault-hook
+        "demo",  # the whole loop on a scratch repository
+        "commands",  # the typer commands, thin over the floors below
+        "cli",  # the app: parse, dispatch, map errors to exit codes (and status --line first)
+        "__main__",
+    )
+)
+# Upward imports that are part of the design: the README's command reference is rendered from
+# the app itself (a developer's tool, which the app never imports).
+UPWARD_IMPORTS = {("gitvault.commands.reference", "gitvault.cli")}
+
+# Generic modules and the specific modules they must never import.
+GENERIC = {
+    "gitvault.vault.files": ("gitvault.vault.",),
+    "gitvault.vault.times": ("gitvault.vault.",),
+    "gitvault.vault.processes": ("gitvault.vault.",),
+    "gitvault.vault.layout": ("gitvault.vault.",),
+    "gitvault.vault.statedir": ("gitvault.vault.store", "gitvault.vault.objects"),
+    "gitvault.vault.gitcmd": ("gitvault.vault.store", "gitvault.vault.objects"),
+    "gitvault.scrub.rules": ("gitvault.scrub.engine",),
+    "gitvault.fold.merger": ("gitvault.fold.mergers", "gitvault.fold.builtin", "gitvault.fold.run"),
+    "gitvault.notes.render": ("gitvault.notes.drain", "gitvault.notes.backfill"),
 }
-LAYOUT_NAMES = ("_master.md", "vault.toml", "sessions", "notes", "patterns")
+
+# The one door to child processes, and the one module that starts git through it.
+PROCESS_DOOR = "vault/processes.py"
+GIT_DOOR = "vault/gitcmd.py"
+_PROCESS_CALLS = re.compile(r"^(system|popen|exec\w*|spawn\w*|fork\w*|posix_spawn\w*)$")
 
 
 def _modules() -> list[Path]:
@@ -35,16 +69,99 @@ def _rel(path: Path) -> str:
     return path.relative_to(PACKAGE).as_posix()
 
 
+def _name(path: Path) -> str:
+    parts = ["gitvault", *path.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_name(p): p for p in _modules()}
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node, function bodies included, but not what `if TYPE_CHECKING:` guards."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    """The gitvault modules (and anything else) path imports, at module level or in a function;
+    `from a import b` counts as a.b when that is a module."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            found.update(
+                f"{node.module}.{a.name}"
+                for a in node.names
+                if f"{node.module}.{a.name}" in MODULES
+            )
     return found
+
+
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """module → the gitvault modules it imports (an import names one module: the packages'
+    __init__ run on the way are not counted, or every package that lists its modules, like
+    the adapter registry, would be a cycle with each of them)."""
+    return {
+        name: {target for target in _imports(path) if target in MODULES and target != name}
+        for name, path in MODULES.items()
+    }
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _floor(unit: str) -> int:
+    for index, floor in enumerate(FLOORS):
+        if unit in floor:
+            return index
+    raise AssertionError(f"{unit} is on no floor: place it in FLOORS")
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), and self-loops."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, ()):
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
 
 
 def test_subpackages_say_their_job_and_the_top_level_stays_small() -> None:
@@ -53,6 +170,91 @@ def test_subpackages_say_their_job_and_the_top_level_stays_small() -> None:
         assert doc and len(doc) > 80, f"gitvault/{name}/__init__.py needs a docstring"
     top = [p for p in PACKAGE.glob("*.py")]
     assert len(top) <= 15, sorted(p.name for p in top)
+
+
+def test_every_module_is_on_a_floor() -> None:
+    units = {_unit(m) for m in MODULES}
+    placed = set().union(*FLOORS)
+    assert units <= placed, sorted(units - placed)
+    assert placed <= units, f"FLOORS names what does not exist: {sorted(placed - units)}"
+
+
+def test_imports_follow_the_floors() -> None:
+    bad = []
+    for module, targets in _graph().items():
+        here = _unit(module)
+        for target in targets:
+            there = _unit(target)
+            if there == here or (module, target) in UPWARD_IMPORTS:
+                continue
+            if _floor(there) >= _floor(here):
+                bad.append(f"{module} imports {target} (floor {_floor(there)} ≥ {_floor(here)})")
+    assert not bad, bad
+
+
+def test_the_import_reader_counts_function_level_imports_not_type_checking_ones(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "sample.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import gitvault.fold.run\n"
+        "def later():\n    from gitvault.vault import store\n"
+    )
+    found = _imports(source)
+    assert "gitvault.vault.store" in found and "gitvault.fold.run" not in found
+
+
+@pytest.mark.parametrize("generic", sorted(GENERIC))
+def test_no_generic_module_imports_a_specific_one(generic: str) -> None:
+    imported = _graph()[generic]
+    bad = sorted(t for t in imported if t.startswith(GENERIC[generic]))
+    assert not bad, f"{generic} imports {bad}"
+
+
+def test_there_is_no_import_cycle() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert sorted(_cycles(graph)) == [["a", "b", "c"], ["e"]]
+
+
+def test_one_door_to_child_processes() -> None:
+    """Only vault/processes.py imports subprocess (or starts a process any other way), and
+    only vault/gitcmd.py starts git."""
+    bad = []
+    for path in _modules():
+        rel = _rel(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {n.split(".")[0] for n in _imports(path)}
+        if rel != PROCESS_DOOR and names & {"subprocess", "pty", "multiprocessing"}:
+            bad.append(f"{rel} imports {sorted(names & {'subprocess', 'pty', 'multiprocessing'})}")
+        compared = {
+            id(side)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Compare)
+            for side in (node.left, *node.comparators)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+                and _PROCESS_CALLS.match(node.attr)
+            ):
+                bad.append(f"{rel}:{node.lineno} os.{node.attr}")
+            if (
+                rel != GIT_DOOR
+                and isinstance(node, ast.List | ast.Tuple)
+                and node.elts
+                and isinstance(node.elts[0], ast.Constant)
+                and node.elts[0].value == "git"
+                and id(node) not in compared  # `args[:2] == ["git", "drain"]` starts nothing
+            ):
+                bad.append(f"{rel}:{node.lineno} starts git itself (use vault/gitcmd)")
+    assert not bad, bad
 
 
 def test_only_the_layout_module_spells_vault_paths() -> None:
@@ -71,18 +273,23 @@ def test_only_the_layout_module_spells_vault_paths() -> None:
     assert not offenders, offenders
 
 
-@pytest.mark.parametrize("layer", sorted(LAYERS))
-def test_imports_follow_the_layers(layer: str) -> None:
-    allowed = {f"gitvault.{x}" for x in (*LAYERS[layer], layer)} | ALWAYS
-    bad = []
-    for path in (PACKAGE / layer).rglob("*.py"):
-        for name in _imports(path):
-            if not name.startswith("gitvault.") or name in ALWAYS or ".__" in name:
-                continue
-            parts = name.split(".")
-            if ".".join(parts[:2]) not in allowed and name not in allowed:
-                bad.append(f"{_rel(path)} imports {name}")
-    assert not bad, bad
+def test_only_the_state_module_names_a_local_state_file() -> None:
+    from gitvault.vault import statedir
+
+    names = {
+        value
+        for key, value in vars(statedir).items()
+        if key.isupper() and isinstance(value, str) and re.search(r"[./-]", value)
+    }
+    assert {"fold-state.json", "spool.work", "drain.pid", "bin/gitvault-hook"} <= names
+    offenders = []
+    for path in _modules():
+        if _rel(path) == "vault/statedir.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in names:
+                offenders.append(f"{_rel(path)}:{node.lineno}: {node.value!r}")
+    assert not offenders, offenders
 
 
 def test_only_the_cli_imports_typer_or_rich_and_only_objects_imports_pygit2() -> None:
