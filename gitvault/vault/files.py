@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import Any
@@ -73,7 +72,9 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     directory = path.parent
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     while True:
-        tmp = directory / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        # os.urandom, not the secrets module: its import (random, hashlib, hmac) would cost the
+        # hooks that only read.
+        tmp = directory / f".{path.name}.{os.urandom(6).hex()}.tmp"
         try:
             fd = os.open(tmp, flags, 0o600)
         except FileExistsError:
