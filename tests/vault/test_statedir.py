@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import Repo, cli
 
 from gitvault.notes import shims
 from gitvault.resolve import resolve

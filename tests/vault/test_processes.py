@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import Repo, wait_until
 
 from gitvault.vault import gitcmd, processes
+from tests.support.repos import Repo, wait_until
 
 
 def _gone(pid: int) -> bool:
