@@ -130,9 +130,7 @@ def recall_at_start(call: HookCall) -> Answer | None:
     # A resumed conversation still holds what it was given (the agent replays it): only what
     # changed since. compact and clear dropped it: everything again.
     known = state.recall if source == "resume" and state.recall else None
-    result = recall.build(
-        call.cwd, call.branch(), here=state.branch, known=known, loc=loc
-    )
+    result = recall.build(call.cwd, call.branch(), here=state.branch, known=known, loc=loc)
     for problem in result.problems:
         call.log(f"{call.adapter.name} hook session-start: {problem}")
     state.recall = {**(known or {}), **result.parts}

@@ -33,9 +33,9 @@ ALLOWED: dict[str, tuple[str, set[str]]] = {
         "the forwarder that gitvault 0.1 settings run by its module path",
         {"<file name>"},
     ),
-    "agents/ledger.py": (
-        "the ledgers' folder on disk, older than the other agents: renaming it would orphan the "
-        "ledgers of sessions running during an upgrade",
+    "vault/statedir.py": (
+        "the ledgers' folder on disk (named with every local state file), older than the other "
+        "agents: renaming it would orphan the ledgers of sessions running during an upgrade",
         {"claude-sessions"},
     ),
     "fold/mergers.py": (

@@ -20,16 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitvault.agents.adapters.base import MARKER, Adapter, AdapterReport, Hook, Payload, Trust
+from gitvault.agents.adapters.claude.names import AGENT, SETTINGS_LOCAL
 
 if TYPE_CHECKING:
     from gitvault.resolve import Location
 
-SETTINGS_LOCAL = ".claude/settings.local.json"
-
 
 class Claude(Adapter):
     name: ClassVar[str] = "claude"
-    agent: ClassVar[str] = "claude-code"
+    agent: ClassVar[str] = AGENT
     label: ClassVar[str] = "Claude Code"
     binary: ClassVar[str] = "claude"
     settings_file: ClassVar[str] = ".claude/settings.json"

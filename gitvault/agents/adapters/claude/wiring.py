@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from gitvault.agents import texts
 from gitvault.agents.adapters import settings
 from gitvault.agents.adapters.base import AdapterReport
-from gitvault.agents.adapters.claude import SETTINGS_LOCAL
+from gitvault.agents.adapters.claude.names import AGENT, SETTINGS_LOCAL
 from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.resources import hook_template
@@ -93,13 +93,11 @@ def _sha(data: bytes) -> str:
 def skill_text(name: str) -> bytes:
     """A skill as shipped: plain `gitvault`, never this machine's interpreter (the SessionStart
     hook puts gitvault on the session's PATH when it is not there already)."""
-    from gitvault.agents.adapters.claude import ADAPTER
-
     text = hook_template("claude", f"skills/{name}/SKILL.md").read_text(encoding="utf-8")
     cli = "gitvault"
     save = texts.save_command(
         cmd=cli,
-        agent=ADAPTER.agent,
+        agent=AGENT,
         title="<title: $ARGUMENTS>",
         session_expr=SESSION_PLACEHOLDER,
     )
