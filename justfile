@@ -45,7 +45,7 @@ demo:
     {{python}} -m gitvault demo
 
 # Many writers at once: the concurrency tests, five rounds; then every test marked stress
-# (tests/stress/: kill points, 1,000 hook inputs; the whole secrets corpora).
+# (tests/stress/: kill points, 1,000 inputs per hook, the whole secrets corpora).
 stress:
     for i in 1 2 3 4 5; do {{python}} -m pytest -q -k "at_once or concurrent" tests/vault/test_store.py || exit 1; done
     {{python}} -m pytest -q -m stress

@@ -1,66 +1,21 @@
 """The secret filter (gitvault.scrub) against the bench/secrets corpora, and its properties.
 
-The fast tests take a fixed stratified sample (two fakes of every kind, 300 benign entries); the
-``stress`` tests (``just stress``, ``pytest -m stress``) run the whole corpora and print every
-miss and every false positive. Fake secrets here are assembled from pieces (see test_clean.py).
+The fast tests take a fixed stratified sample (two fakes of every kind, 300 benign entries);
+tests/stress/test_secret_corpora.py runs the whole corpora (``just stress``) and prints every
+miss and every false positive. Fake secrets here are assembled from pieces (see
+tests/support/fake_secrets.py).
 """
 
 from __future__ import annotations
 
-import json
 import random
-import re
-from collections import defaultdict
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitvault.scrub.engine import Scrubbed, scrub_secrets, secret_spans
-from tests.support.paths import ROOT
-
-SECRETS = ROOT / "bench" / "secrets"
-MARK = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
-
-
-def load(name: str) -> list[dict[str, str]]:
-    with (SECRETS / name).open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def recall(rows: list[dict[str, str]]) -> tuple[float, int, list[dict[str, str]]]:
-    """(share caught, kinds seen, misses): caught = the secret no longer appears."""
-    misses = [row for row in rows if row["secret"] in scrub_secrets(row["text"])[0]]
-    return 1 - len(misses) / len(rows), len({row["kind"] for row in rows}), misses
-
-
-def changed(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    return [row for row in rows if scrub_secrets(row["text"]) != (row["text"], [])]
-
-
-def stratified(rows: list[dict[str, str]], per_kind: int, seed: int) -> list[dict[str, str]]:
-    by_kind: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for row in rows:
-        by_kind[row["kind"]].append(row)
-    rng = random.Random(seed)
-    return [
-        row
-        for kind in sorted(by_kind)
-        for row in rng.sample(by_kind[kind], min(per_kind, len(by_kind[kind])))
-    ]
-
-
-def report(what: str, rows: list[dict[str, str]]) -> str:
-    return f"{what}:\n" + "\n".join(
-        f"  [{row.get('kind') or row.get('source')}] {row['text'][:160]!r}" for row in rows
-    )
-
-
-@pytest.fixture
-def stress(request: pytest.FixtureRequest) -> None:
-    if "stress" not in (request.config.option.markexpr or ""):
-        pytest.skip("the whole corpora run with -m stress (just stress)")
-
+from tests.support.secret_corpora import MARK, changed, load, recall, report, stratified
 
 # --------------------------------------------------------------------------- the corpora
 
@@ -76,29 +31,6 @@ def test_sample_of_real_history_is_kept() -> None:
     rows = random.Random(8).sample(load("benign.jsonl"), 300)
     fps = changed(rows)
     assert len(fps) <= 1, report("changed", fps)  # ≤ 0.5 %
-
-
-@pytest.mark.stress
-@pytest.mark.parametrize(
-    ("corpus", "floor"),
-    [("corpus.jsonl", 0.98), ("corpus_heldout.jsonl", 0.98), ("corpus_heldout2.jsonl", 0.95)],
-)
-def test_whole_corpus_is_redacted(stress: None, corpus: str, floor: float) -> None:
-    share, kinds, misses = recall(load(corpus))
-    print(f"{corpus}: {share:.1%} of the samples redacted across {kinds} kinds")
-    print(report("missed", misses))
-    if corpus == "corpus.jsonl":
-        assert kinds >= 40
-    assert share >= floor, report("missed", misses)
-
-
-@pytest.mark.stress
-def test_whole_real_history_is_kept(stress: None) -> None:
-    rows = load("benign.jsonl")
-    fps = changed(rows)
-    print(f"benign.jsonl: {len(fps)} of {len(rows)} entries changed ({len(fps) / len(rows):.2%})")
-    print(report("changed", fps))
-    assert len(fps) / len(rows) <= 0.005, report("changed", fps)
 
 
 # --------------------------------------------------------------------------- behaviours new in
@@ -158,7 +90,7 @@ AZ_KEY = "Ab3Cd4Ef5Gh6Ij7Kl8Mn9Op0Qr1St2Uv3Wx4Yz5Ab6Cd7Ef8Gh9Ij0Kl1Mn2Op3Qr4St5U
         ),
     ],
 )
-def test_new_kinds(text: str, expected: str) -> None:
+def test_newer_token_kinds_are_redacted(text: str, expected: str) -> None:
     assert scrub_secrets(text)[0] == expected
 
 
@@ -222,7 +154,7 @@ identifiers = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(identifiers, st.sampled_from(SAFE_TEMPLATES))
-def test_identifiers_survive(value: str, template: str) -> None:
+def test_identifiers_around_secret_words_are_not_redacted(value: str, template: str) -> None:
     text = template.format(v=value)
     assert scrub_secrets(text) == (text, [])
 

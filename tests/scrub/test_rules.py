@@ -1,59 +1,40 @@
-"""memory.clean, fences and redact: recall/private stripping, secret redaction, slugs, and
-the whole cleaning pass.
-
-Fake secrets are assembled from pieces at import time so that this file never holds a
-token-shaped literal (secret scanners and push protection would flag the repository otherwise).
-"""
+"""The secret filter (gitvault.scrub): every kind in the rule table is redacted and only its
+value, what is not a secret is kept (placeholders, public keys, hashes), counts per kind, a
+second pass changes nothing."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from gitvault.memory.clean import clean_session_text, slugify
-from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, strip_private, strip_recall
 from gitvault.scrub import rules as scrub_rules
 from gitvault.scrub.engine import Scrubbed, scrub_secrets
 from gitvault.scrub.rules import SECRET_PATTERNS
+from tests.support.fake_secrets import (
+    ANTHROPIC,
+    AWS_KEY_ID,
+    AWS_SECRET,
+    AWS_SESSION_KEY_ID,
+    GH_CLASSIC,
+    GH_OAUTH,
+    GH_PAT,
+    GH_REFRESH,
+    GH_SERVER,
+    GH_USER,
+    GOOGLE,
+    JWT,
+    OPENAI,
+    OPENAI_PROJ,
+    PEM_BODY,
+    PEM_KEY,
+    SLACK,
+    SLACK_USER,
+    STRIPE,
+    STRIPE_RESTRICTED,
+)
 
-B = RECALL_BEGIN
-E = RECALL_END
 GIT_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # 40 hex: the empty tree
-
-# Token-shaped fakes, built from pieces (see the module docstring).
-AWS_KEY_ID = "AK" + "IA" + "Z3Q7XK2M4N5P6R7T"
-AWS_SESSION_KEY_ID = "AS" + "IA" + "Z3Q7XK2M4N5P6R7T"
-AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "Q1w2E3r4T5"  # 40 chars
-GH_CLASSIC = "gh" + "p_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-GH_OAUTH = "gh" + "o_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
-GH_USER = "gh" + "u_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-GH_SERVER = "gh" + "s_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-GH_REFRESH = "gh" + "r_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-GH_PAT = "github" + "_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789AB"
-ANTHROPIC = "sk-" + "ant-" + "api03-" + "Xy9_Kq2-Lm3Np4Qr5St6Uv7Wx8Yz9Ab0Cd1Ef2"
-OPENAI = "sk-" + "Qw3rTy7UiOp1AsDf5GhJk9LzXc2VbNm4QwErTy6UiOp8As"
-OPENAI_PROJ = "sk-" + "proj-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv"
-SLACK = "xo" + "xb-" + "1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUv"
-SLACK_USER = "xo" + "xp-" + "1234567890-0987654321-AbCdEfGhIjKl"
-GOOGLE = "AI" + "za" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"  # AIza + 35
-STRIPE = "sk" + "_live_" + "51H8xYz2Ab3Cd4Ef5Gh6Ij7Kl"
-STRIPE_RESTRICTED = "rk" + "_live_" + "51H8xYz2Ab3Cd4Ef5Gh6Ij7Kl"
-JWT = (
-    "ey" + "JhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
-    ".ey" + "JzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
-    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
-)
-PEM_BODY = [
-    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
-    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
-    "LxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo",
-]
-PEM_KEY = "\n".join(
-    ["-----BEGIN " + "RSA PRIVATE KEY-----", *PEM_BODY, "-----END RSA PRIVATE KEY-----"]
-)
 
 # A few kinds the tests below rely on by name (the full list is SECRET_PATTERNS).
 KINDS = (
@@ -76,128 +57,6 @@ KINDS = (
 
 def marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
-
-
-# --------------------------------------------------------------------------- strip_recall
-
-
-def test_recall_block_removed_with_its_lines() -> None:
-    text = f"new work\n{B}\n## Digest\nold fact\n{E}\nmore new work\n"
-    assert strip_recall(text) == "new work\nmore new work\n"
-
-
-def test_recall_multiple_blocks_keep_what_is_between() -> None:
-    text = f"a\n{B}\nold 1\n{E}\nmiddle\n{B}\nold 2\n{E}\nz"
-    assert strip_recall(text) == "a\nmiddle\nz"
-
-
-def test_recall_nested_blocks_inner_end_does_not_close_outer() -> None:
-    text = f"a\n{B}\nx\n{B}\ny\n{E}\nstill old\n{E}\nb"
-    assert strip_recall(text) == "a\nb"
-
-
-def test_recall_unterminated_fence_removes_to_end() -> None:
-    text = f"new work\n{B}\nold memory\nthat never ends"
-    assert strip_recall(text) == "new work\n"
-
-
-def test_recall_unterminated_after_a_closed_block() -> None:
-    text = f"a\n{B}\nold\n{E}\nkept\n{B}\nold again"
-    assert strip_recall(text) == "a\nkept\n"
-
-
-def test_recall_stray_end_fence_takes_the_text_before_it() -> None:
-    # A closing fence without its opening one: the block's start was cut off, so what precedes
-    # it is (the tail of) old memory and goes too (the one rule of every stripper).
-    assert strip_recall(f"before\n{E}\nafter") == "after"
-    assert strip_recall(f"before {E} after") == " after"
-
-
-def test_recall_inline_fences_keep_surrounding_text() -> None:
-    assert strip_recall(f"see {B} old {E} done") == "see  done"
-    # An inline opening fence must not swallow the line break after a whole-line closing fence.
-    assert strip_recall(f"see {B}\nold\n{E}\nnext") == "see \nnext"
-
-
-def test_recall_indented_fence_lines_removed_whole() -> None:
-    text = f"a\n   {B}\nold\n\t{E}  \nb"
-    assert strip_recall(text) == "a\nb"
-
-
-def test_recall_tolerates_spacing_inside_fences() -> None:
-    text = "a\n===  VAULT   RECALL ===\nold\n===END VAULT RECALL===\nb"
-    assert strip_recall(text) == "a\nb"
-
-
-def test_recall_secret_never_survives_and_no_fence_is_left() -> None:
-    text = f"x\n{B}\n{B}\nold\n{E}\n{E}\n{E}\ny"
-    out = strip_recall(text)
-    assert "RECALL" not in out
-    assert out == "x\ny"
-
-
-def test_recall_without_fences_is_unchanged() -> None:
-    text = "ordinary text mentioning a vault and a recall\n"
-    assert strip_recall(text) == text
-
-
-def pieces(*parts: str) -> st.SearchStrategy[str]:
-    return st.lists(st.sampled_from(parts), max_size=40).map("".join)
-
-
-@given(pieces("a", "\n", " ", B, E))
-def test_recall_output_never_holds_a_fence_and_is_idempotent(text: str) -> None:
-    out = strip_recall(text)
-    assert B not in out
-    assert E not in out
-    assert strip_recall(out) == out
-
-
-# --------------------------------------------------------------------------- strip_private
-
-
-def test_private_inline() -> None:
-    assert strip_private("my pin is <private>1234</private>, ok") == "my pin is , ok"
-
-
-def test_private_across_lines_mixed_case() -> None:
-    text = "before\n<Private>\nline 1\nline 2\n</PRIVATE>\nafter\n"
-    assert strip_private(text) == "before\nafter\n"
-
-
-def test_private_is_not_greedy_between_blocks() -> None:
-    text = "<private>one</private> public <PRIVATE>two</private>"
-    assert strip_private(text) == " public "
-
-
-def test_private_unclosed_removes_to_end() -> None:
-    assert strip_private("keep\n<private>\nsecret\nmore") == "keep\n"
-    assert strip_private("keep <PRIVATE>secret") == "keep "
-
-
-def test_private_nested_does_not_leak_outer_tail() -> None:
-    text = "a <private>x <private>y</private> still private</private> b"
-    assert strip_private(text) == "a  b"
-
-
-def test_private_tag_with_attribute_and_spaces() -> None:
-    assert strip_private('a<private reason="pii">x</ private >b') == "ab"
-
-
-def test_private_stray_close_dropped() -> None:
-    assert strip_private("a </private> b") == "a  b"
-
-
-@given(pieces("a", "\n", " ", "<private>", "</private>", "<PRIVATE>", "</Private>"))
-def test_private_output_never_holds_a_tag_and_is_idempotent(text: str) -> None:
-    out = strip_private(text)
-    assert "private" not in out.lower()
-    assert strip_private(out) == out
-
-
-def test_private_lookalike_tags_untouched() -> None:
-    text = "<privateKey>v</privateKey> and <private/> and <privacy>x</privacy>"
-    assert strip_private(text) == text
 
 
 # --------------------------------------------------------------------------- secret patterns
@@ -309,7 +168,7 @@ POSITIVES: list[tuple[str, str, str]] = [
 
 
 @pytest.mark.parametrize(("kind", "text", "expected"), POSITIVES)
-def test_each_kind_redacts(kind: str, text: str, expected: str) -> None:
+def test_each_secret_kind_is_redacted_once(kind: str, text: str, expected: str) -> None:
     assert scrub_secrets(text) == (expected, [Scrubbed(kind, 1)])
 
 
@@ -323,7 +182,7 @@ def test_pem_block_fully_removed() -> None:
 
 
 @pytest.mark.parametrize("label", ["OPENSSH ", "EC ", "ENCRYPTED ", "", "DSA "])
-def test_pem_variants(label: str) -> None:
+def test_every_pem_private_key_label_is_redacted_whole(label: str) -> None:
     block = f"-----BEGIN {label}PRIVATE KEY-----\nAAAA\nBBBB\n-----END {label}PRIVATE KEY-----"
     assert scrub_secrets(f"x\n{block}\ny") == (
         "x\n[REDACTED:pem_private_key]\ny",
@@ -418,7 +277,7 @@ NEGATIVES = [
 
 
 @pytest.mark.parametrize("text", NEGATIVES)
-def test_no_false_positive(text: str) -> None:
+def test_ordinary_text_is_left_alone(text: str) -> None:
     assert scrub_secrets(text) == (text, [])
 
 
@@ -550,118 +409,3 @@ def test_large_text_with_long_runs_stays_fast() -> None:
     assert found == [Scrubbed("openai_api_key", 1)]
     assert cleaned.splitlines()[:4] == text.splitlines()[:4]
     assert cleaned.splitlines()[4] == "[REDACTED:openai_api_key]"
-
-
-# --------------------------------------------------------------------------- slugify
-
-SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-
-
-def test_slugify_basic() -> None:
-    assert slugify("Fix the Resolver: linked worktrees!") == "fix-the-resolver-linked-worktrees"
-
-
-def test_slugify_path_traversal() -> None:
-    assert slugify("../../etc/passwd") == "etc-passwd"
-    assert slugify("..\\..\\windows\\system32") == "windows-system32"
-    assert slugify("..") == "session"
-
-
-def test_slugify_control_characters() -> None:
-    assert slugify("fix\x00bug\x1b[31m red\ttab\nnewline\x7f") == "fix-bug-31m-red-tab-newline"
-
-
-def test_slugify_unicode_folds_accents_and_drops_the_rest() -> None:
-    assert slugify("Café crème brûlée") == "cafe-creme-brulee"
-    assert slugify("naïve ﬁx Ⅻ") == "naive-fix-xii"
-    assert slugify("日本語のタイトル") == "session"
-    assert slugify("deploy 🚀 done") == "deploy-done"
-
-
-@pytest.mark.parametrize("title", ["", "   ", "\t\n", "---", "!!!", "/", "\x00\x01"])
-def test_slugify_empty_falls_back(title: str) -> None:
-    assert slugify(title) == "session"
-
-
-def test_slugify_long_title_cut_at_dash_boundary() -> None:
-    title = "implement the date sharded note paths and the compare and swap ref update loop"
-    slug = slugify(title)
-    assert len(slug) <= 48
-    assert slug == "implement-the-date-sharded-note-paths-and-the"
-    assert slugify(title, max_len=20) == "implement-the-date"
-
-
-def test_slugify_long_single_word_is_hard_cut() -> None:
-    assert slugify("x" * 500) == "x" * 48
-    # A dash too early to keep half the budget is ignored: hard cut instead.
-    assert slugify("a-" + "b" * 100) == "a-" + "b" * 46
-
-
-def test_slugify_cut_never_leaves_edge_dash() -> None:
-    for max_len in range(1, 30):
-        slug = slugify("ab-" * 20, max_len=max_len)
-        assert len(slug) <= max_len
-        assert SLUG.fullmatch(slug), (max_len, slug)
-
-
-def test_slugify_small_max_len_and_fallback() -> None:
-    assert slugify("", max_len=3) == "ses"
-    with pytest.raises(ValueError):
-        slugify("title", max_len=0)
-
-
-@given(st.text(), st.integers(min_value=1, max_value=80))
-def test_slugify_always_safe(title: str, max_len: int) -> None:
-    slug = slugify(title, max_len)
-    assert 1 <= len(slug) <= max_len
-    assert SLUG.fullmatch(slug)
-    assert ".." not in slug and "/" not in slug and "\\" not in slug
-
-
-# --------------------------------------------------------------------------- clean_session_text
-
-
-def test_clean_secret_inside_private_is_removed_not_counted() -> None:
-    text = f"work done\n<private>\nDB_PASSWORD=hunter2 and {GH_CLASSIC}\n</private>\nnext\n"
-    assert clean_session_text(text) == ("work done\nnext\n", [])
-
-
-def test_clean_secret_inside_recall_is_removed_not_counted() -> None:
-    text = f"{B}\nold note: API_KEY=abc123\n{E}\nnew work\n"
-    assert clean_session_text(text) == ("new work\n", [])
-
-
-def test_clean_recall_runs_before_private() -> None:
-    # An unclosed <private> inside old memory must not swallow the new work after the block.
-    text = f"{B}\n<private>\n{E}\nnew work\n"
-    assert clean_session_text(text) == ("new work\n", [])
-
-
-def test_clean_fence_inside_private_block_still_cuts_to_end() -> None:
-    # Recall runs first and sees an unterminated fence; the dangling <private> then goes too.
-    text = f"keep\n<private>{B}</private>\ntail"
-    assert clean_session_text(text) == ("keep\n", [])
-
-
-def test_clean_redacts_what_remains() -> None:
-    out, found = clean_session_text(f"deployed with TOKEN={GH_CLASSIC}   \n")
-    assert out == "deployed with TOKEN=[REDACTED:github_token]\n"
-    assert found == [Scrubbed("github_token", 1)]
-
-
-def test_clean_whitespace() -> None:
-    text = "a  \t\r\nb\r\n\r\n\r\n\r\n\r\nc\n\n\nd \n"
-    assert clean_session_text(text) == ("a\nb\n\n\nc\n\n\nd\n", [])
-
-
-def test_clean_lone_carriage_returns_become_newlines() -> None:
-    assert clean_session_text("a\rb\r") == ("a\nb\n", [])
-
-
-def test_clean_collapses_blank_runs_at_the_edges() -> None:
-    assert clean_session_text("\n\n\n\n\nx") == ("\n\nx", [])
-    assert clean_session_text("x\n \n \n \n \ny") == ("x\n\n\ny", [])
-
-
-def test_clean_empty() -> None:
-    assert clean_session_text("") == ("", [])
