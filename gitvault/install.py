@@ -52,7 +52,7 @@ def _preflight(loc: Location, local: bool, chosen: list[str]) -> list[str]:
         _agent_files(vault) if vault.tip() is not None else list(parse_vault_toml(None).patch_files)
     )
     files = adapters.patch_targets(files, chosen)
-    for name in files:
+    for name in agentfiles.allowed_targets(loc.workdir, files)[0]:
         path = loc.workdir / name
         if path.exists():
             sentinel.patch_bytes(path.read_bytes(), "", name=str(path))
@@ -103,8 +103,9 @@ def install(
         report.changes += done.changes
         report.notes += done.notes
     if agent_files:
-        patched = agentfiles.refresh_from_vault(loc, files=agent_files)
+        patched = agentfiles.refresh_from_vault(loc, files=agent_files, raise_on_refusal=False)
         report.changes += [f"wrote the gitvault section of {name}" for name in patched.written]
+        report.notes += [f"not patched (patch.files): {line}" for line in patched.refused]
     from gitvault.vault import gitcmd
 
     before = gitcmd.config_get(loc.workdir, layout.AGENTS_KEY)

@@ -7,10 +7,11 @@ Conventions and Gotchas, at most 2,000 characters.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import NamedTuple
 
 from gitvault.agents import sentinel, texts
@@ -110,40 +111,130 @@ def refresh(
     *,
     files: list[str] | None = None,
     raise_on_refusal: bool = True,
+    explicit: bool = False,
 ) -> PatchReport:
-    """Patch the configured agent files of a worktree from the vault's current digest."""
+    """Patch the agent files of a worktree from the vault's current digest: `files`, else
+    vault.toml's patch.files. Every name is checked first (`unsafe_target`); one that fails is
+    reported and left alone — or raised, when a person named it (`explicit`)."""
     if loc_workdir is None:
         return PatchReport()
     current = None if vault_text is None else digest_mod.parse(vault_text, config, strict=False)
-    names = files or list(config.patch_files)
-    report = PatchReport()
-    if not files:
-        # vault.toml travels with the vault (sync brings it from other clones): its file names
-        # may only name files inside this worktree.
-        for name in [n for n in names if not _inside_worktree(n)]:
-            message = f"patch.files in vault.toml names {name!r}, outside the worktree"
-            if raise_on_refusal:
-                raise Refused(message, hint="list paths relative to the repository's top level")
-            report.refused.append(f"{name}: {message}")
-            names.remove(name)
+    names = list(files or config.patch_files)
+    kept, refused = allowed_targets(loc_workdir, names, explicit=explicit)
+    if refused and raise_on_refusal:
+        raise Refused(
+            f"not patching {refused[0]}",
+            hint="name an agent instruction file inside the worktree, outside .git",
+        )
     done = patch_files(
         loc_workdir,
-        names,
+        kept,
         block_text(current, config),
         raise_on_refusal=raise_on_refusal,
     )
-    done.refused[:0] = report.refused
+    done.refused[:0] = refused
     return done
 
 
-def _inside_worktree(name: str) -> bool:
-    """A relative path that stays below the worktree (checked lexically)."""
-    parts = PurePosixPath(name.replace("\\", "/")).parts
-    return bool(parts) and not name.startswith(("/", "\\")) and ".." not in parts
+_GIT_NAMES = (".git", "git~1")  # git's own folder, and its NTFS short name
+
+
+def allowed_targets(
+    workdir: Path, names: list[str], *, explicit: bool = False
+) -> tuple[list[str], list[str]]:
+    """(names that may be patched, one line per refused name). vault.toml travels with the
+    vault, so a name in it may be a teammate's or an attacker's: it must be a file some agent
+    reads as instructions (adapters.instruction_names), inside the worktree and outside every
+    git folder, whatever its case or spelling; an `explicit` name (one a person typed) may be
+    any such file."""
+    dirs = _git_dirs(workdir)
+    kept: list[str] = []
+    refused: list[str] = []
+    for name in names:
+        why = unsafe_target(workdir, name, dirs, instruction_only=not explicit)
+        if why is None:
+            if name not in kept:
+                kept.append(name)
+        else:
+            refused.append(f"{name if name.isprintable() else repr(name)}: {why}")
+    return kept, refused
+
+
+def unsafe_target(
+    workdir: Path, name: str, git_dirs: list[Path], *, instruction_only: bool = True
+) -> str | None:
+    """Why gitvault may not write its section into `name`, or None when it may."""
+    from gitvault.agents import adapters
+
+    why = _unsafe_name(name, instruction_only, adapters.instruction_names())
+    if why is not None:
+        return why
+    # On disk: no folder on the way is a link (a link to .git, or out of the tree), and the
+    # file's real path stays inside the worktree, outside the git folders, and is itself an
+    # allowed name (CLAUDE.md -> AGENTS.md is fine, CLAUDE.md -> Makefile is not).
+    base = Path(os.path.realpath(workdir))
+    here = base
+    for part in name.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink():
+            return f"{here.relative_to(base)} is a symbolic link"
+        if here.exists() and not here.is_dir():
+            return f"{here.relative_to(base)} is not a folder"
+    real = Path(os.path.realpath(base / name))
+    if real != base and base not in real.parents:
+        return f"it resolves to {real}, outside the worktree"
+    for git_dir in git_dirs:
+        if real == git_dir or git_dir in real.parents:
+            return "it resolves into the repository's git folder"
+    if real != base / name:
+        why = _unsafe_name(real.relative_to(base).as_posix(), instruction_only, _names())
+        if why is not None:
+            return f"it is a link to {real.relative_to(base)}, and {why}"
+    if real.exists() and not real.is_file():
+        return "it is not a regular file"
+    return None
+
+
+def _names() -> frozenset[str]:
+    from gitvault.agents import adapters
+
+    return adapters.instruction_names()
+
+
+def _unsafe_name(name: str, instruction_only: bool, known: frozenset[str]) -> str | None:
+    parts = name.split("/")
+    if not name or name.startswith("/") or "\\" in name or any(p in ("", ".", "..") for p in parts):
+        return "outside the worktree (not a plain path relative to its top level)"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return "it holds control characters"
+    if any(p.rstrip(" .").casefold() in _GIT_NAMES for p in parts):
+        return "it is inside .git"
+    bare = {n for n in known if "/" not in n}  # read in any folder; the others at one path
+    if instruction_only and name not in known and parts[-1] not in bare:
+        return f"not an agent instruction file ({', '.join(sorted(known))})"
+    return None
+
+
+def _git_dirs(workdir: Path) -> list[Path]:
+    """The real paths of the worktree's git folder and the common git folder."""
+    from gitvault.vault import gitcmd
+
+    proc = gitcmd.run_git(
+        ["rev-parse", "--absolute-git-dir", "--git-common-dir"], workdir, check=False
+    )
+    out = []
+    for line in proc.stdout.decode("utf-8", "surrogateescape").splitlines():
+        if line.strip():
+            out.append(Path(os.path.realpath(workdir / line.strip())))
+    return out
 
 
 def refresh_from_vault(
-    loc: Location, *, files: list[str] | None = None, raise_on_refusal: bool = True
+    loc: Location,
+    *,
+    files: list[str] | None = None,
+    raise_on_refusal: bool = True,
+    explicit: bool = False,
 ) -> PatchReport:
     """Patch the agent files of loc's worktree from the vault's current digest."""
     from gitvault.fold.run import load_config
@@ -158,6 +249,7 @@ def refresh_from_vault(
         config,
         files=files,
         raise_on_refusal=raise_on_refusal,
+        explicit=explicit,
     )
 
 
@@ -217,7 +309,7 @@ def _already_patched(loc: Location) -> list[str]:
     out = []
     for name in load_config(Vault(loc)).patch_files:
         path = loc.workdir / name
-        if not _inside_worktree(name) or path.is_symlink() or not path.is_file():
+        if unsafe_target(loc.workdir, name, _git_dirs(loc.workdir)) or not path.is_file():
             continue
         try:
             if sentinel.BEGIN.encode() in path.read_bytes():

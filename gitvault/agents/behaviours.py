@@ -78,7 +78,9 @@ class HookCall:
             rev = f"{layout.branch_ref(self.branch())}:{layout.CONFIG}"
             proc = gitcmd.run_git(["cat-file", "blob", rev], self.cwd, check=False)
             text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
-            self._sections[section] = layout.read_settings(text, section)
+            values = layout.read_settings(text, section)
+            # Spending settings: what a travelling vault.toml may ask for, git config over it.
+            self._sections[section] = layout.resolve_local(section, values, self.config())[0]
         return self._sections[section]
 
     @property

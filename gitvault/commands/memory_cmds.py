@@ -207,7 +207,7 @@ def patch(
         raise GitvaultError("a bare repository has no agent file to patch")
     # FILE is relative to where the user stands, like any other command-line path.
     files = [os.path.relpath(Path.cwd() / file, loc.workdir)] if file else None
-    report = agentfiles.refresh_from_vault(loc, files=files)
+    report = agentfiles.refresh_from_vault(loc, files=files, explicit=files is not None)
     for name in report.written:
         out.print(f"patched {name}", markup=False)
     for name in report.unchanged:

@@ -42,7 +42,13 @@ from gitvault.memory import cites
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
 from gitvault.vault import layout, statedir
-from gitvault.vault.config import VaultConfig, check_fold_command, parse_vault_toml
+from gitvault.vault.config import (
+    VaultConfig,
+    check_fold_command,
+    parse_vault_toml,
+    read_local,
+    with_local,
+)
 from gitvault.vault.store import Vault
 from gitvault.vault.times import local_iso
 
@@ -133,7 +139,9 @@ class FoldOptions:
 
 
 def load_config(vault: Vault) -> VaultConfig:
-    return parse_vault_toml(vault.read_text(layout.CONFIG))
+    """vault.toml as it applies on this clone (spending and running settings: local only)."""
+    travelling = parse_vault_toml(vault.read_text(layout.CONFIG))
+    return with_local(travelling, read_local(vault.loc.common_dir))
 
 
 def current_digest(vault: Vault, config: VaultConfig) -> digest_mod.Digest | None:
@@ -223,6 +231,8 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
     vault.check_format()
     config = load_config(vault)
     name = mergers.check_name(opts.merger or str(config.fold_value("merger")))
+    for line in config.held_back:
+        say(line)
     if opts.dry_run:
         return _fold(loc, vault, config, name, opts, say)
     try:
@@ -294,8 +304,8 @@ def _fold(
             result.left = result.new_items
             return result
         # Only now, with work to do: a missing CLI fails here, before anything is written.
-        if name == "command":  # a fold.command adopted from a remote runs once confirmed here
-            check_fold_command(loc.common_dir, str(config.fold_value("command")))
+        if name == "command":  # vault.toml's fold.command runs once confirmed here
+            check_fold_command(loc.common_dir, str(config.fold_value("command")), config)
         merger = mergers.make(name, config, opts.model)
         base = cur if cur is not None else digest_mod.empty(config)
         plan = _plan(vault, config, merger, base, mark, backlog, fresh, old, read_tip, loc)

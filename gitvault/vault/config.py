@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,10 @@ class VaultConfig:
     categories: tuple[Category, ...] = tuple(Category(n, c) for n, c in layout.DIGEST_CATEGORIES)
     digest_max_chars: int = layout.DEFAULTS["digest"]["max_chars"]
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Travelling values of guarded settings held back by with_local (what to tell the user).
+    held_back: tuple[str, ...] = ()
+    # fold.command as this clone's git config sets it (runs without confirmation), if any.
+    local_command: str | None = None
 
     def value(self, section: str, key: str) -> Any:
         found = self.sections.get(section, {})
@@ -132,6 +136,39 @@ def parse_vault_toml(text: str | None) -> VaultConfig:
     )
 
 
+def read_local(cwd: Path) -> dict[str, str]:
+    """gitvault's keys of this clone's git config (keys lower-cased), in one git process."""
+    from gitvault.vault import gitcmd
+
+    proc = gitcmd.run_git(["config", "--get-regexp", r"^gitvault\."], cwd, check=False)
+    found: dict[str, str] = {}
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        found.setdefault(key.lower(), value.strip())
+    return found
+
+
+def with_local(config: VaultConfig, local: dict[str, str]) -> VaultConfig:
+    """The settings as they apply on this clone: every setting that spends money or runs code
+    narrowed to what a travelling vault.toml may ask for, this clone's git config over it
+    (layout.resolve_local, the one resolver; the hooks call it on their fast reader's values)."""
+    sections = {name: dict(values) for name, values in config.sections.items()}
+    held: list[str] = []
+    for section in {sec for sec, _ in layout.LOCAL_ONLY}:
+        travelling = {**layout.DEFAULTS[section], **sections.get(section, {})}
+        sections[section], notes = layout.resolve_local(section, travelling, local)
+        held += notes
+    command = local.get(layout.LOCAL_COMMAND_KEY.lower())
+    if command is not None and command.strip():
+        sections.setdefault("fold", {})["command"] = command
+    return replace(
+        config,
+        sections=sections,
+        held_back=tuple(held),
+        local_command=command.strip() if command and command.strip() else None,
+    )
+
+
 def initial_files() -> dict[str, bytes | None]:
     """The files a new vault branch starts with."""
     return {
@@ -148,18 +185,23 @@ def fold_command_digest(command: str) -> str:
     return hashlib.sha256(command.strip().encode()).hexdigest()
 
 
-def check_fold_command(common_dir: Path, command: str) -> None:
-    """A vault adopted from a remote brought its vault.toml along: its fold.command runs only
-    after this clone confirmed that exact command (Refused otherwise, nothing run)."""
+def check_fold_command(common_dir: Path, command: str, config: VaultConfig | None = None) -> None:
+    """fold.command runs code. vault.toml travels with the vault (a teammate's or an
+    attacker's), so its fold.command runs only after this clone confirmed that exact command
+    (`git config gitvault.trustedFoldCommand <sha256>`); one set in this clone's git config
+    (gitvault.fold.command) runs as it is. Refused otherwise, nothing run."""
     from gitvault.vault import gitcmd
 
-    if not command.strip() or not gitcmd.config_get(common_dir, layout.ADOPTED_KEY):
+    if not command.strip():
+        return
+    if config is not None and config.local_command == command.strip():
         return
     digest = fold_command_digest(command)
     if gitcmd.config_get(common_dir, layout.TRUSTED_FOLD_KEY) == digest:
         return
     raise Refused(
-        f"fold.command {command.strip()!r} came with a vault adopted from a remote and is not "
-        "confirmed on this clone",
-        hint=f"if you trust it: git config {layout.TRUSTED_FOLD_KEY} {digest}",
+        f"fold.command {command.strip()!r} comes from vault.toml, which travels with the vault, "
+        "and is not confirmed on this clone",
+        hint=f"if you trust it: git config {layout.TRUSTED_FOLD_KEY} {digest} (or set your own "
+        f"with git config {layout.LOCAL_COMMAND_KEY} COMMAND)",
     )

@@ -270,6 +270,87 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "remote_ref": "",
     },
 }
+
+# -- settings that spend money or run code: local configuration only ------------------------
+# vault.toml travels with the vault (adopted at install, or edited by anyone who can push the
+# branch), so a value in it may be a teammate's or an attacker's. For these keys a travelling
+# value may only narrow what the default allows ("lower": at most the default, "higher": at
+# least the default, "default": the default or nothing); anything wider applies only from this
+# clone's git config (`git config gitvault.fold.useApiKey true`, see local_key). fold.command
+# is guarded apart (vault/config.check_fold_command): it runs from git config, or from
+# vault.toml once this clone confirmed that exact command.
+LOCAL_ONLY: dict[tuple[str, str], str] = {
+    ("fold", "use_api_key"): "lower",
+    ("fold", "model"): "default",
+    ("fold", "timeout_seconds"): "lower",
+    ("fold", "max_chars_per_day"): "lower",
+    ("fold", "max_chars_per_call"): "lower",
+    ("fold", "min_new_items"): "higher",
+}
+LOCAL_COMMAND_KEY = "gitvault.fold.command"  # a fold.command this clone set: runs unconfirmed
+
+
+def local_key(section: str, key: str) -> str:
+    """The git config key that sets a guarded setting for this clone (git allows no
+    underscore in a key name): fold.use_api_key -> gitvault.fold.useApiKey."""
+    head, *rest = key.split("_")
+    return f"gitvault.{section}.{head}{''.join(w.capitalize() for w in rest)}"
+
+
+def _typed(raw: str, default: Any) -> Any:
+    """A git config value in the type of the setting's default (None when it does not fit)."""
+    text = raw.strip()
+    if isinstance(default, bool):
+        lowered = text.lower()
+        if lowered in ("true", "yes", "on", "1"):
+            return True
+        if lowered in ("false", "no", "off", "0", ""):
+            return False
+        return None
+    if isinstance(default, int):
+        return int(text) if re.fullmatch(r"-?\d{1,12}", text) else None
+    return text or None
+
+
+def resolve_local(
+    section: str, travelling: dict[str, Any], local: dict[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The one resolver of "local vs travelling": a section's values with every guarded key
+    narrowed to what a travelling vault.toml may set, and this clone's git config over it.
+    `local` is gitvault's git config (keys lower-cased, as `git config --get-regexp` prints
+    them). Returns the values and one line per travelling value held back."""
+    out = dict(travelling)
+    held: list[str] = []
+    for (sec, key), rule in LOCAL_ONLY.items():
+        if sec != section or key not in DEFAULTS.get(section, {}):
+            continue
+        default = DEFAULTS[section][key]
+        wanted = out.get(key, default)
+        wider = (
+            (rule == "lower" and wanted > default)
+            or (rule == "higher" and wanted < default)
+            or (rule == "default" and wanted != default)
+        )
+        allowed = default if type(wanted) is not type(default) or wider else wanted
+        mine = local.get(local_key(section, key).lower())
+        value = _typed(mine, default) if mine is not None else None
+        if value is not None:
+            out[key] = value
+            continue
+        if allowed != wanted:
+            held.append(
+                f"vault.toml sets {section}.{key} = {wanted!r}, which spends more or runs more "
+                f"than the default; it travels with the vault, so it applies only from this "
+                f"clone's git config: git config {local_key(section, key)} {_shown(wanted)}"
+            )
+        out[key] = allowed
+    return out, held
+
+
+def _shown(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
 RECALL_MAX_CHARS = 9500  # hard ceiling: Claude Code spills hook output over 10,000 characters
 
 _SECTION = re.compile(r"^[ \t]*\[([^\]\[]+)\][ \t]*(?:#.*)?$", re.M)

@@ -286,3 +286,97 @@ def test_patch_files_from_the_vault_cannot_leave_the_worktree(repo: Repo, tmp_pa
     assert "warning: not patched: ../outside.md" in folded.err
     assert (repo.path / "CLAUDE.md").exists()
     assert not outside.exists() and not absolute.exists()
+
+
+HOSTILE_NAMES = [
+    ".git/config",
+    ".GIT/config",
+    ".Git/CLAUDE.md",
+    "./.git/x",
+    "a/../.git/config",
+    ".git./CLAUDE.md",
+    "git~1/CLAUDE.md",
+    "sub/.git/CLAUDE.md",
+    "Makefile",
+    "README.md",
+    "src/main.py",
+    ".git",
+    "CLAUDE.md/",
+    "",
+    "a\\..\\.git\\config",
+    "docs/CLAUDE.md\n",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_patch_files_names_only_agent_files_outside_git(repo: Repo, name: str) -> None:
+    """vault.toml travels with the vault: whatever a teammate lists, the fold writes only agent
+    instruction files inside the worktree, never into .git or a tracked build or source file."""
+    (repo.path / "Makefile").write_text("all:\n\techo build\n")
+    (repo.path / "src").mkdir()
+    (repo.path / "src" / "main.py").write_text("print('hi')\n")
+    repo.git("add", "Makefile", "src/main.py")
+    repo.commit("build: a Makefile")
+    config_before = (repo.git_dir / "config").read_bytes()
+    tracked = {
+        p: (repo.path / p).read_bytes()
+        for p in ("Makefile", "src/main.py", "README.md")
+        if (repo.path / p).exists()
+    }
+    set_config(repo, "patch", files=["CLAUDE.md", name])
+    backfilled_repo(repo, 1)
+    folded = cli_in(repo, "fold", "--merger", "builtin")
+    assert folded.code == 0, folded
+    assert "warning: not patched" in folded.err
+    assert (repo.git_dir / "config").read_bytes() == config_before
+    assert not any(
+        BEGIN in p.read_text(errors="replace")
+        for p in repo.git_dir.rglob("*")
+        if p.is_file() and p.stat().st_size < 1_000_000 and "objects" not in p.parts
+    )
+    for path, data in tracked.items():
+        assert (repo.path / path).read_bytes() == data
+    assert BEGIN in (repo.path / "CLAUDE.md").read_text()
+    assert repo.git("status", "--porcelain") is not None  # git still reads its config
+
+
+def test_patch_files_never_follow_a_link_into_git_or_a_tracked_file(repo: Repo) -> None:
+    (repo.path / "Makefile").write_text("all:\n")
+    repo.git("add", "Makefile")
+    repo.commit("build: Makefile")
+    (repo.path / "docs").mkdir()
+    os.symlink(repo.git_dir, repo.path / "meta")
+    os.symlink("Makefile", repo.path / "docs" / "CLAUDE.md")
+    os.symlink("../.git", repo.path / "docs" / "g")
+    set_config(
+        repo, "patch", files=["CLAUDE.md", "meta/CLAUDE.md", "docs/CLAUDE.md", "docs/g/AGENTS.md"]
+    )
+    config_before = (repo.git_dir / "config").read_bytes()
+    backfilled_repo(repo, 1)
+    folded = cli_in(repo, "fold", "--merger", "builtin")
+    assert folded.code == 0, folded
+    assert folded.err.count("warning: not patched") == 3, folded.err
+    assert (repo.path / "Makefile").read_text() == "all:\n"
+    assert not (repo.git_dir / "CLAUDE.md").exists() and not (repo.git_dir / "AGENTS.md").exists()
+    assert (repo.git_dir / "config").read_bytes() == config_before
+
+
+def test_a_link_between_agent_files_is_still_followed(repo: Repo) -> None:
+    (repo.path / "AGENTS.md").write_text("# Agents\n")
+    os.symlink("AGENTS.md", repo.path / "CLAUDE.md")
+    result = cli_in(repo, "patch")
+    assert result.code == 0, result
+    assert (repo.path / "CLAUDE.md").is_symlink()
+    assert BEGIN in (repo.path / "AGENTS.md").read_text()
+
+
+def test_a_separate_git_dir_inside_the_worktree_is_never_patched(tmp_path: Path) -> None:
+    from tests.support.repos import git
+
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", "--separate-git-dir", str(work / "meta"), str(work))
+    from gitvault.agents.agentfiles import allowed_targets
+
+    kept, refused = allowed_targets(work, ["CLAUDE.md", "meta/CLAUDE.md", "meta/AGENTS.md"])
+    assert kept == ["CLAUDE.md"]
+    assert len(refused) == 2 and all("git folder" in line for line in refused)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gitvault.vault.config import fold_command_digest
 from tests.support.memory import (
     StandIn,
     Step,
@@ -117,21 +118,31 @@ def test_model_flag_overrides_the_configured_model(repo: Repo, standin: StandIn)
     assert digest_meta_body(repo)[0]["model"] == "claude-sonnet-4-5"
 
 
-def test_configured_model_is_used(repo: Repo, standin: StandIn) -> None:
+def test_a_model_is_chosen_in_this_clones_git_config(repo: Repo, standin: StandIn) -> None:
     shas = backfilled_repo(repo, 2)
-    set_config(repo, "fold", model="opus")
-    standin.script(Step(answer=good_answer(shas)))
-    assert cli_in(repo, "fold").code == 0
+    set_config(repo, "fold", model="opus")  # vault.toml travels: it may not pick a dearer model
+    standin.script(Step(answer=good_answer(shas)), Step(answer=good_answer(shas)))
+    result = cli_in(repo, "fold")
+    assert result.code == 0, result
     argv = standin.calls()[0]["argv"]
+    assert argv[argv.index("--model") + 1] == "haiku"
+    repo.git("config", "gitvault.fold.model", "opus")
+    repo.commit("feat: one more")
+    assert cli_in(repo, "fold").code == 0
+    argv = standin.calls()[1]["argv"]
     assert argv[argv.index("--model") + 1] == "opus"
 
 
-def test_use_api_key_keeps_the_key_in_the_child(repo: Repo, standin: StandIn) -> None:
+def test_use_api_key_applies_only_from_git_config(repo: Repo, standin: StandIn) -> None:
     shas = backfilled_repo(repo, 2)
-    set_config(repo, "fold", use_api_key=True)
-    standin.script(Step(answer=good_answer(shas)))
+    set_config(repo, "fold", use_api_key=True)  # a teammate's (or an attacker's) vault.toml
+    standin.script(Step(answer=good_answer(shas)), Step(answer=good_answer(shas)))
     assert cli_in(repo, "fold").code == 0
-    env = standin.calls()[0]["env"]
+    assert "ANTHROPIC_API_KEY" not in standin.calls()[0]["env"]
+    repo.git("config", "gitvault.fold.useApiKey", "true")
+    repo.commit("feat: one more")
+    assert cli_in(repo, "fold").code == 0
+    env = standin.calls()[1]["env"]
     assert env.get("ANTHROPIC_API_KEY") == API_KEY
     assert env.get("GITVAULT_CHILD") == "1"
 
@@ -299,7 +310,12 @@ def test_command_merger_runs_the_configured_command_line(repo: Repo, tmp_path: P
     other = StandIn(tmp_path / "other-model", name="other-model-cli")
     shas = backfilled_repo(repo, 2)
     other.script(Step(answer=good_answer(shas)))
-    set_config(repo, "fold", merger="command", command=f"{other.exe} --answer-format 'plain text'")
+    command = f"{other.exe} --answer-format 'plain text'"
+    set_config(repo, "fold", merger="command", command=command)
+    refused = cli_in(repo, "fold")  # vault.toml travels: its command runs once confirmed here
+    assert refused.code == 3 and "not confirmed" in refused.err, refused
+    assert other.calls() == []
+    repo.git("config", "gitvault.trustedFoldCommand", fold_command_digest(command))
     result = cli_in(repo, "fold")
     assert result.code == 0, result
     (call,) = other.calls()
@@ -318,7 +334,7 @@ def test_command_merger_without_a_command_is_refused(repo: Repo) -> None:
     result = cli_in(repo, "fold", "--merger", "command")
     assert result.code == 1
     assert "fold.command is empty" in result.err
-    set_config(repo, "fold", command="no-such-model-cli --flag")
+    repo.git("config", "gitvault.fold.command", "no-such-model-cli --flag")
     tip = repo.vault_tip()
     result = cli_in(repo, "fold", "--merger", "command")
     assert result.code == 1 and "no-such-model-cli" in result.err

@@ -123,6 +123,16 @@ def instruction_files(chosen: Iterable[str]) -> list[str]:
     return out
 
 
+def instruction_names() -> frozenset[str]:
+    """Every file some agent reads as project instructions (adapters' reads_instructions and
+    instruction_file): what vault.toml's patch.files may name."""
+    out: set[str] = set()
+    for adapter in all_adapters().values():
+        out.add(adapter.instruction_file)
+        out.update(adapter.reads_instructions)
+    return frozenset(out)
+
+
 def patch_targets(configured_files: Iterable[str], chosen: list[str] | None) -> list[str]:
     """The agent files a fold keeps current: vault.toml's patch.files plus the instruction
     files of the agents this clone serves; a default entry (vault.toml's own default list) is

@@ -78,6 +78,9 @@ class Adapter:
     settings_file: ClassVar[str]  # relative to the worktree
     local_settings_file: ClassVar[str | None] = None  # install --local writes the hooks there
     instruction_file: ClassVar[str]  # gets gitvault's managed section
+    # Every file the agent reads as project instructions (a bare name: in any folder of the
+    # worktree; with a folder: that path only). vault.toml's patch.files may name only these.
+    reads_instructions: ClassVar[tuple[str, ...]] = ()
     session_env: ClassVar[tuple[str, ...]] = ()  # the agent's shell: the session id
     project_var: ClassVar[str] = "PWD"  # hook env: the project folder, when the agent sets one
     context_limit: ClassVar[int] = layout.RECALL_MAX_CHARS

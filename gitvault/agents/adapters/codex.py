@@ -45,6 +45,7 @@ class Codex(Adapter):
     binary: ClassVar[str] = "codex"
     settings_file: ClassVar[str] = ".codex/hooks.json"
     instruction_file: ClassVar[str] = "AGENTS.md"
+    reads_instructions: ClassVar[tuple[str, ...]] = ("AGENTS.md", "AGENTS.override.md")
     session_env: ClassVar[tuple[str, ...]] = ("CODEX_SESSION_ID", "CODEX_THREAD_ID")
     hooks: ClassVar[tuple[Hook, ...]] = (
         Hook("SessionStart", "session-start", 15),

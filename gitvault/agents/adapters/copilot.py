@@ -35,6 +35,7 @@ class Copilot(Adapter):
     binary: ClassVar[str] = "copilot"
     settings_file: ClassVar[str] = ".github/hooks/gitvault.json"
     instruction_file: ClassVar[str] = "AGENTS.md"
+    reads_instructions: ClassVar[tuple[str, ...]] = ("AGENTS.md", ".github/copilot-instructions.md")
     session_env: ClassVar[tuple[str, ...]] = ("COPILOT_AGENT_SESSION_ID",)
     project_var: ClassVar[str] = "COPILOT_PROJECT_DIR"
     hooks: ClassVar[tuple[Hook, ...]] = (

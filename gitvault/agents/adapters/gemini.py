@@ -47,6 +47,7 @@ class Gemini(Adapter):
     binary: ClassVar[str] = "gemini"
     settings_file: ClassVar[str] = ".gemini/settings.json"
     instruction_file: ClassVar[str] = "AGENTS.md"
+    reads_instructions: ClassVar[tuple[str, ...]] = ("GEMINI.md", "AGENTS.md")
     project_var: ClassVar[str] = "GEMINI_PROJECT_DIR"
     hooks: ClassVar[tuple[Hook, ...]] = (
         Hook("SessionStart", "session-start", 15_000, "*"),

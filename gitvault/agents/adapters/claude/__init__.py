@@ -34,6 +34,11 @@ class Claude(Adapter):
     settings_file: ClassVar[str] = ".claude/settings.json"
     local_settings_file: ClassVar[str | None] = SETTINGS_LOCAL
     instruction_file: ClassVar[str] = "CLAUDE.md"
+    reads_instructions: ClassVar[tuple[str, ...]] = (
+        "CLAUDE.md",
+        "CLAUDE.local.md",
+        ".claude/CLAUDE.md",
+    )
     session_env: ClassVar[tuple[str, ...]] = ("CLAUDE_CODE_SESSION_ID",)
     project_var: ClassVar[str] = "CLAUDE_PROJECT_DIR"
     hooks: ClassVar[tuple[Hook, ...]] = (
