@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from gitvault.memory import cites, sections
-from gitvault.notes.render import parse_body
 from gitvault.vault import frontmatter, layout
+from gitvault.vault.notebody import parse_body
 from gitvault.vault.objects import VaultCommit
 from gitvault.vault.store import Vault
 from gitvault.vault.times import parse_time

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gitvault.fold.items import Item
-from gitvault.notes.render import parse_body
+from gitvault.vault.notebody import parse_body
 
 DAY = 86_400
 RECENT_DAYS = 30  # "recent activity" is the 30 days up to the newest commit

@@ -6,8 +6,8 @@ field before the note is rendered; the front matter is written so that what is w
 is read (gitvault.vault.frontmatter), and every note is validated against the schema before it
 is written (`note_write`), by the drainer and by backfill alike.
 
-The body's format is this module's: `render` writes it and `parse_body` reads it back (the
-fold's items and its miner read notes only through parse_body).
+The body's format: `render` writes it; `gitvault.vault.notebody.parse_body` reads it back (the
+fold's items and miner and the search index read notes only through it).
 
     # <subject>
     [… N parents; the first 8 are listed]          (when cut)
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from gitvault.errors import GitvaultError
 from gitvault.notes.commits import CommitInfo, FileStat
 from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, layout, schemas
+from gitvault.vault.notebody import FILES_HEADING
 from gitvault.vault.store import Write
 
 NOTE_MAX_BYTES = 2048
@@ -37,9 +37,6 @@ NAME_MAX_BYTES = 120  # branch and worktree names
 META_LIST_MAX = 8  # parents / replaces listed in the front matter
 _MARK = " […]"
 PATH_MAX = 160
-FILES_HEADING = "## Files"
-_FILES_HEADER = re.compile(r"## Files \(\d+ changed, \+\d+ -\d+\)")
-_FILE_LINE = re.compile(r"- (.+?) \((?:\+\d+ -\d+|binary)\)")
 
 # Line breaks any reader might honour, and every other control or format character.
 _BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
@@ -175,40 +172,6 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
     if len(text.encode()) > NOTE_MAX_BYTES:  # pathological subject/author: cut the body away
         text = assemble(_fit(body, 0, "message"), 0)
     return text
-
-
-class NoteBody(NamedTuple):
-    """A note's body as `render` laid it out."""
-
-    subject: str  # the title line without its "# " ("" when the body has no title)
-    message: str  # what stands between the title and the file list (cut markers included)
-    file_lines: tuple[str, ...]  # the file list as written, its "[… and N more files]" too
-
-    @property
-    def files(self) -> tuple[str, ...]:
-        """The paths the file list names (a path cut at its front keeps no "…")."""
-        out = []
-        for line in self.file_lines:
-            match = _FILE_LINE.fullmatch(line.strip())
-            if match:
-                out.append(match.group(1).lstrip("…"))
-        return tuple(out)
-
-
-def parse_body(body: str) -> NoteBody:
-    """The parts of a note's body (the text after its front matter). The file list starts at
-    the last files heading: a message may hold a line that looks like one, the list cannot."""
-    lines = body.strip().splitlines()
-    subject = ""
-    if lines and lines[0].startswith("# "):
-        subject = lines.pop(0)[2:].strip()
-    cut = len(lines)
-    for index in range(len(lines) - 1, -1, -1):
-        if _FILES_HEADER.fullmatch(lines[index]):
-            cut = index
-            break
-    message = "\n".join(lines[:cut]).strip()
-    return NoteBody(subject, message, tuple(ln for ln in lines[cut + 1 :] if ln.strip()))
 
 
 def _fit(text: str, max_bytes: int, what: str) -> str:

@@ -1,6 +1,6 @@
-"""The note body format has one writer and one reader (notes/render): what `render` writes,
-`parse_body` reads back — subject, message and files — for any commit, cut or not; the fold's
-items and miner read notes through it."""
+"""The note body format has one writer (notes/render) and one reader (vault/notebody): what
+`render` writes, `parse_body` reads back — subject, message and files — for any commit, cut or
+not; the fold's items and miner read notes through it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from gitvault.fold import mine
 from gitvault.fold.items import _compact_note
 from gitvault.notes import commits, render
-from gitvault.vault import frontmatter
+from gitvault.vault import frontmatter, notebody
 
 _WORDS = st.text(alphabet="abcdefghij klmnop#-_.:()[]0123456789", min_size=1, max_size=40)
 
@@ -29,9 +29,9 @@ def _info(subject: str, body: str, files: list[tuple[str, int | None]]) -> commi
     )
 
 
-def _parsed(info: commits.CommitInfo) -> render.NoteBody:
+def _parsed(info: commits.CommitInfo) -> notebody.NoteBody:
     _, body = frontmatter.parse(render.render(info, render.NoteContext("main", "main")))
-    return render.parse_body(body)
+    return notebody.parse_body(body)
 
 
 @settings(max_examples=150, deadline=None)
