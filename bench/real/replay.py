@@ -197,7 +197,9 @@ class Replay:
             ref,
             "--not",
             f"--exclude={ref}",
-            "--exclude=refs/gitvault/*",
+            f"--exclude={layout.PRIVATE_REF}",
+            f"--exclude={layout.BACKUP_REFS}*",
+            f"--exclude={layout.TRACKING_PREFIX}*",
             "--all",
         )
         sizes = git(
