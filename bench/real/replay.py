@@ -385,7 +385,9 @@ def _recent_text_files(history: History, repo: Path, n: int) -> list[str]:
 
 
 def _drainers(under: Path) -> list[int]:
-    """Pids of gitvault drainers whose command line names a path under `under`."""
+    """Pids of processes this replay left running: a gitvault drainer naming a path under
+    `under` on its command line, or any process whose working directory is under it (the
+    sandbox is a fresh temp dir, so nothing else can be there)."""
     needle = str(under).encode()
     pids = []
     for entry in os.scandir("/proc"):
@@ -394,8 +396,10 @@ def _drainers(under: Path) -> list[int]:
         try:
             with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
                 cmdline = fh.read()
+            cwd = os.readlink(f"/proc/{entry.name}/cwd")
         except OSError:
             continue
-        if b"drain" in cmdline and needle in cmdline:
+        inside = cwd == str(under) or cwd.startswith(str(under) + os.sep)
+        if inside or (b"drain" in cmdline and needle in cmdline):
             pids.append(int(entry.name))
     return pids

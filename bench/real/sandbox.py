@@ -40,7 +40,11 @@ def isolated_env(root: Path) -> dict[str, str]:
         "[init]\n\tdefaultBranch = main\n"
         "[advice]\n\tdetachedHead = false\n"
         "[commit]\n\tgpgSign = false\n"
-        "[core]\n\tquotePath = false\n",
+        "[core]\n\tquotePath = false\n"
+        # No background `git gc --auto` / maintenance after the replay's commits: it would
+        # run beside the measured commands, and race the sandbox's removal.
+        "[gc]\n\tauto = 0\n\tautoDetach = false\n"
+        "[maintenance]\n\tauto = false\n",
         encoding="utf-8",
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
@@ -65,7 +69,18 @@ def sandbox(parent: Path | None = None, keep: bool = False) -> Iterator[Sandbox]
         if keep:
             print(f"kept the sandbox: {root}")
         else:
-            shutil.rmtree(root, ignore_errors=True)
+            _remove(root)
+
+
+def _remove(root: Path) -> None:
+    """Remove the sandbox; a straggler that was still writing gets a second chance, and a
+    failure is said, never hidden."""
+    for attempt in range(3):
+        shutil.rmtree(root, ignore_errors=True)
+        if not root.exists():
+            return
+        time.sleep(1.0 + attempt)
+    print(f"could not remove the sandbox {root}: remove it by hand")
 
 
 class GitError(RuntimeError):
