@@ -29,7 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     if args[:2] == ["git", "drain"]:
         from gitvault.notes import drain
 
-        return drain.main(args[2:])
+        code = drain.main(args[2:])
+        if args[2:]:
+            _update_path_index(args[2])
+        return code
     if args[:2] == ["git", "sync"]:
         from gitvault.sync import run
 
@@ -69,6 +72,21 @@ def _fold(args: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - a background job logs, never raises
         log_failure(loc.state_dir, f"background fold failed: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _update_path_index(common: str) -> None:
+    """After a drain wrote notes: the per-path index follows (in the drainer's own process,
+    detached from the commit that started it). Never raises."""
+    from pathlib import Path
+
+    from gitvault.resolve import Location
+
+    try:
+        from gitvault.pathrecall.index import update_quietly
+
+        update_quietly(Location(common_dir=Path(common), git_dir=Path(common), workdir=None))
+    except Exception:  # noqa: BLE001 - a hook never fails
+        pass
 
 
 def _option(args: list[str], name: str) -> str | None:

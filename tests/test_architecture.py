@@ -17,7 +17,18 @@ import pytest
 from tests.support.paths import ROOT
 
 PACKAGE = ROOT / "gitvault"
-SUBPACKAGES = ("vault", "scrub", "notes", "memory", "fold", "agents", "sync", "status", "commands")
+SUBPACKAGES = (
+    "vault",
+    "scrub",
+    "notes",
+    "memory",
+    "pathrecall",
+    "fold",
+    "agents",
+    "sync",
+    "status",
+    "commands",
+)
 
 # The floors, bottom to top. A unit (a subpackage, or a top-level module) may import units of
 # lower floors; units on one floor are siblings and import none of each other.
@@ -29,6 +40,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "vault",  # the branch, git, files, the state folder, child processes
         "scrub",  # the secret filter
         "notes memory",  # commit → note; session text in, recall out
+        "pathrecall",  # what the vault knows per project path: the index, the edit-time block
         "fold sync",  # the digest rewrite; the vault exchange
         "agents",  # the hook behaviours and the agent adapters
         "install status hook drain claude_hooks",  # product-wide, and gitvault-hook

@@ -214,4 +214,7 @@ def save(
         ledger.mark_saved(state, made, time.time())
         if own:
             ledger.store(loc, state)
+    from gitvault.pathrecall.index import update_quietly
+
+    update_quietly(loc)  # the session's decisions and next steps, for the edit-time block
     return saved

@@ -10,6 +10,7 @@ from gitvault.commands.common import emit_json, err, location, out
 from gitvault.errors import GitvaultError, Refused
 from gitvault.memory import forget as forget_mod
 from gitvault.memory import pins as pins_mod
+from gitvault.pathrecall import index as index_mod
 from gitvault.vault.layout import PINS
 
 
@@ -94,6 +95,8 @@ def forget_cmd(
     next fold. The item stays in the history; `redact` removes text from the history."""
     loc = location(ctx)
     done = forget_mod.forget(loc, ident, reason=reason)
+    if done.commit is not None:
+        index_mod.update_quietly(loc)  # the forgotten item leaves the per-path index now
     if json_out:
         emit_json(
             "forget",
@@ -159,6 +162,9 @@ def redact(
     if done is None:
         out.print("nothing changed")
         return
+    # The per-path index holds text of the old history: gone now, rebuilt from the new one.
+    index_mod.PathIndex(loc).drop()
+    index_mod.update_quietly(loc)
     plan = done.plan
     if json_out:
         emit_json(

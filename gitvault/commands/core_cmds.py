@@ -179,6 +179,10 @@ def backfill(
         result = backfill_mod.backfill(
             loc, branch=branch, all_branches=all_branches, since=since, progress=progress
         )
+    if result.written:
+        from gitvault.pathrecall.index import update_quietly
+
+        update_quietly(loc)
     out.print(
         f"backfill: {result.written} notes written, {result.already} already noted "
         f"({result.considered} commits considered)"

@@ -9,6 +9,7 @@ import typer
 from gitvault.agents import adapters
 from gitvault.commands.common import emit_json, err, location, out
 from gitvault.memory import recall as recall_mod
+from gitvault.resolve import Location
 
 hook_app = typer.Typer(help="Entry points for git and agent hooks (called by gitvault's shims).")
 
@@ -20,10 +21,20 @@ def register(app: typer.Typer) -> None:
 
 def recall(
     ctx: typer.Context,
+    for_path: str = typer.Option(
+        None,
+        "--for",
+        metavar="PATH",
+        help="The block an agent gets when it first reads or edits PATH (≤ 3,200 characters).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Print the recall block an agent's session-start hook injects (≤ 9,500 characters)."""
+    """Print the recall block an agent's session-start hook injects (≤ 9,500 characters), or
+    with --for the edit-time block about one file."""
     loc = location(ctx)
+    if for_path is not None:
+        _recall_for(loc, for_path, json_out)
+        return
     result = recall_mod.build(loc.workdir or loc.common_dir, loc=loc)
     for problem in result.problems:
         err.print(f"warning: {problem}", markup=False)
@@ -45,6 +56,31 @@ def recall(
     # Written raw, not through rich: the block must be byte for byte what the hook injects
     # (rich would turn ":rocket:" into an emoji and could wrap or restyle text).
     sys.stdout.write(result.text + "\n")
+
+
+def _recall_for(loc: Location, name: str, json_out: bool) -> None:
+    from pathlib import Path
+
+    from gitvault.pathrecall.block import edit_block
+
+    # PATH is relative to where the person stands, like any other command-line path.
+    block = edit_block(loc, name, cwd=Path.cwd(), update=True)
+    if json_out:
+        emit_json(
+            "recall-for",
+            {
+                "path": block.path,
+                "text": block.text,
+                "chars": len(block.text),
+                "reason": block.reason or None,
+                "commits": block.facts.commits if block.facts else 0,
+            },
+        )
+        return
+    if not block.text:
+        out.print(f"(nothing: {block.reason})", markup=False)
+        return
+    sys.stdout.write(block.text + "\n")
 
 
 def _agent_hook(name: str) -> None:

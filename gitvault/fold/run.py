@@ -258,6 +258,10 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
     if failed is None or failed.merger == name:
         state.update(failure=None, fallback=None)  # the merger that failed works again
     _write_state(loc, **state)
+    if result.commits:
+        from gitvault.pathrecall.index import update_quietly
+
+        update_quietly(loc)  # the new digest's lines, for the edit-time block
     return result
 
 

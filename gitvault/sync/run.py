@@ -151,6 +151,9 @@ def sync(
                 "quarantined": result.quarantined,
             },
         )
+    from gitvault.pathrecall.index import update_quietly
+
+    update_quietly(loc)  # what arrived, for the edit-time block
     return result
 
 

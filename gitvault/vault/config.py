@@ -34,6 +34,7 @@ _COMMENTS: dict[tuple[str, str], str] = {
         "recall",
         "max_chars",
     ): "the whole session-start block; longer hook output may never reach the model",
+    ("recall", "edit_time"): "the block about a file when an agent first reads or edits it",
     ("capture", "stop_after_turns"): "0: ask for a save only when this session made commits",
     ("capture", "fold_on_session_end"): "start a background fold when a session ends",
     ("patch", "files"): 'more agent files (e.g. "AGENTS.md") get the same managed section',

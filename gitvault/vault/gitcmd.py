@@ -145,6 +145,59 @@ def approxidate(value: str) -> int | None:
     return int(match.group(1)) if proc.returncode == 0 and match else None
 
 
+class Change(NamedTuple):
+    """One file a commit of a range added, modified or deleted (`git log --raw`)."""
+
+    time: int  # the commit's committer time
+    commit: str
+    status: str  # A, M or D (T: a type change; renames are split into D and A)
+    path: str
+    blob: str  # the new blob (zeros for a deletion)
+
+
+def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
+    """Every file change of the commits in a revision range, oldest first. Merges show no
+    changes of their own: the commits they bring in are in the range and carry them."""
+    proc = run_git(
+        [
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--reverse",
+            "--topo-order",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--no-renames",
+            "--format=%x01%H%x00%ct",
+            rng,
+            "--",
+        ],
+        cwd,
+    )
+    for record in proc.stdout.split(b"\x01"):
+        tokens = record.split(b"\0")
+        if len(tokens) < 2 or not tokens[1].strip().isdigit():
+            continue
+        commit, when = tokens[0].decode(), int(tokens[1].strip())
+        index = 2
+        while index + 1 < len(tokens):
+            head = tokens[index].lstrip(b"\n")
+            if not head.startswith(b":"):
+                index += 1
+                continue
+            parts = head.split()
+            path = tokens[index + 1].decode("utf-8", "replace")
+            index += 2
+            if len(parts) >= 5:
+                yield Change(when, commit, parts[4][:1].decode(), path, parts[3].decode())
+
+
+def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
+    proc = run_git(["merge-base", "--is-ancestor", ancestor, descendant], cwd, check=False)
+    return proc.returncode == 0
+
+
 # -- plain-git readers for the fast path -----------------------------------------------------
 
 

@@ -255,6 +255,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "sessions": 2,
         "section_chars": 600,
         "pattern_lines": 25,
+        # The block about a file the first time an agent reads or is about to change it in a
+        # session (gitvault.pathrecall): false turns it off for every agent.
+        "edit_time": True,
     },
     "capture": {
         "stop_min_interval_seconds": 600,
@@ -352,6 +355,7 @@ def _shown(value: Any) -> str:
 
 
 RECALL_MAX_CHARS = 9500  # hard ceiling: Claude Code spills hook output over 10,000 characters
+EDIT_RECALL_MAX_CHARS = 3200  # the edit-time block about one file: ~800 tokens
 
 _SECTION = re.compile(r"^[ \t]*\[([^\]\[]+)\][ \t]*(?:#.*)?$", re.M)
 _SCALAR = re.compile(

@@ -36,6 +36,17 @@ class NoteBody(NamedTuple):
                 out.append(match.group(1).lstrip("…"))
         return tuple(out)
 
+    @property
+    def whole_files(self) -> tuple[str, ...]:
+        """The paths of the file list written whole (a path cut at its front, too long for a
+        note, is left out: its tail names no real file). A rename reads `old => new`."""
+        out = []
+        for line in self.file_lines:
+            match = _FILE_LINE.fullmatch(line.strip())
+            if match and not match.group(1).startswith("…"):
+                out.append(match.group(1))
+        return tuple(out)
+
 
 def parse_body(body: str) -> NoteBody:
     """The parts of a note's body (the text after its front matter). The file list starts at

@@ -50,6 +50,18 @@ SEARCH_LOCK = "search.lock"
 # One JSON file per agent session (memory/ledger). The folder keeps the name gitvault 0.1 gave
 # it, when Claude Code was the only agent: renaming it would lose running sessions' ledgers.
 LEDGER = "claude-sessions"
+# What the vault knows per project path (gitvault.pathrecall): an SQLite cache rebuilt from the
+# vault whenever it is missing, corrupt, of another format or behind a rewritten history.
+PATH_INDEX = "paths.sqlite"
+PATH_INDEX_LOCK = "paths.lock"
+# The paths the index knows, one a line, sorted bytewise, after a header line naming the format
+# and the vault tip the index was built from: "nothing known" is one small file read (and one
+# `grep -Fx` for a shell).
+KNOWN_PATHS = "recall-paths"
+# Per agent session, the project paths whose edit-time block it already got: one file per
+# session id, one path a line, appended under an flock (tool hooks of one session run in
+# parallel; a line is never lost and a path never shown twice).
+SHOWN_PATHS = "recall-shown"
 
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
