@@ -282,7 +282,7 @@ def test_agent_files_are_never_written_outside_the_repository(
         target = "docs/AGENTS.md"
     result = repo.gv("patch", target)
     assert result.code == 3, result
-    assert "outside the repository" in result.err or "does not exist" in result.err
+    assert "outside the worktree" in result.err
     assert victim.read_text() == "keep me\n"
     assert sorted(p.name for p in outside.iterdir()) == ["victim.md"]
 
@@ -375,7 +375,8 @@ def test_neutralised_text_can_open_or_close_no_fence(text: str) -> None:
     assert strip_recall(out) == out, "nothing in it reads as a recall fence"
     assert not re.search(r"<\s*/?\s*(vault-items?|current-digest|digest)\b", out, re.I)
     assert not re.search(r"<!--\s*gitvault\s*:", out, re.I)
-    assert not re.search(r"^[ \t]*#", out, re.M), "no heading can be forged"
+    # A Markdown (ATX) heading is 1-6 '#' then a blank or the line's end: '#0' is text.
+    assert not re.search(r"^[ \t]*#{1,6}(?=[ \t]|$)", out, re.M), "no heading can be forged"
     assert neutralise(out) == out
 
 

@@ -51,7 +51,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
@@ -63,7 +63,7 @@ from gitvault.vault import files, frontmatter, gitcmd, layout, notebody, statedi
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
 
-FORMAT = "1"
+FORMAT = "2"
 LOCK_TIMEOUT = 60.0
 BLOB_BATCH = 4000
 # A commit touching more files is a sweep (formatting, a licence header, a move of a tree): it
@@ -101,7 +101,8 @@ CREATE TABLE paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 CREATE TABLE commits(
     id INTEGER PRIMARY KEY, sha TEXT NOT NULL UNIQUE, short TEXT NOT NULL, time INTEGER NOT NULL,
     subject TEXT NOT NULL, files INTEGER NOT NULL, parents INTEGER NOT NULL, kind TEXT NOT NULL,
-    target TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT ''
+    target TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '',
+    parent TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX commits_short ON commits(short);
 CREATE INDEX commits_kind ON commits(kind);
@@ -247,6 +248,7 @@ class Note(NamedTuple):
     subject: str
     files: int
     parents: int
+    parent: str  # the first parent's SHA ('' for a root commit or when not listed)
     paths: tuple[str, ...]
     renames: tuple[tuple[str, str], ...]
     kind: str
@@ -284,6 +286,7 @@ def parse_note(text: str, sha: str, fallback_time: int) -> Note:
         subject=_one_line(parsed.subject, SUBJECT_MAX),
         files=changed if isinstance(changed, int) and changed >= 0 else len(listed),
         parents=n_parents,
+        parent=str(parents[0]).lower() if isinstance(parents, list) and parents else "",
         paths=tuple(dict.fromkeys(paths)),
         renames=tuple(renames),
         kind=kind,
@@ -295,6 +298,34 @@ def parse_note(text: str, sha: str, fallback_time: int) -> Note:
             if isinstance(r, str) and len(r) == 40
         ),
     )
+
+
+def newest_first(rows: list[Any]) -> list[Any]:
+    """Rows (id, sha, time, ..., parent last) sorted newest first, where commits made in the
+    same second (a rebase, a script, a revert right after) put a child before its parent
+    rather than in SHA order; rows must arrive sorted by time, newest first."""
+    out: list[Any] = []
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and rows[end][2] == rows[start][2]:
+            end += 1
+        group = rows[start:end]
+        if len(group) > 1:
+            parent_of = {r[1]: r[-1] for r in group}
+            depth: dict[str, int] = {}
+            for row in group:
+                chain, sha = [], row[1]
+                while sha in parent_of and sha not in depth and len(chain) <= len(group):
+                    chain.append(sha)
+                    sha = parent_of[sha]
+                base = depth.get(sha, -1)
+                for n, link in enumerate(reversed(chain), 1):
+                    depth[link] = base + n
+            group = sorted(group, key=lambda r: (-depth.get(r[1], 0), r[1]))
+        out.extend(group)
+        start = end
+    return out
 
 
 def mentioned(text: str) -> list[str]:
@@ -622,8 +653,8 @@ class PathIndex:
     def _put_note(self, conn: sqlite3.Connection, note: Note) -> int:
         self._forget_commit(conn, note.sha)
         cur = conn.execute(
-            "INSERT INTO commits(sha, short, time, subject, files, parents, kind, target, reason)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO commits(sha, short, time, subject, files, parents, kind, target, reason,"
+            " parent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 note.sha,
                 note.sha[:7],
@@ -634,6 +665,7 @@ class PathIndex:
                 note.kind,
                 note.target,
                 note.reason,
+                note.parent,
             ),
         )
         commit = cur.lastrowid
@@ -797,14 +829,15 @@ class PathIndex:
             return None
         marks = ",".join("?" * len(ids))
         rows = conn.execute(
-            "SELECT c.id, c.sha, c.time, c.subject, c.kind, c.target, c.reason, c.files "
+            "SELECT c.id, c.sha, c.time, c.subject, c.kind, c.target, c.reason, c.files, c.parent "
             f'FROM touches t JOIN commits c ON c.id = t."commit" WHERE t.path IN ({marks}) '
             "GROUP BY c.id ORDER BY c.time DESC, c.sha",
             ids,
         ).fetchall()
         if not rows:
             return None
-        commits = [CommitRow(*r[1:]) for r in rows]
+        rows = newest_first(rows)
+        commits = [CommitRow(*r[1:8]) for r in rows]
         undoes = self._reverts(conn)
         reverts = [(c, self._target(conn, c.target)) for c in commits if c.kind == "revert"]
         mine = {c.sha for c in commits}

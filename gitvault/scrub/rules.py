@@ -458,11 +458,16 @@ _ASSIGN = re.compile(
 _TEMPLATE = re.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
 
 
+# A name segment this long with a digit in it is a hash or base64 text (an integrity hash
+# whose tail ends in ``PW=``), not a variable's name.
+_HASH_SEGMENT = re.compile(r"(?:^|[_.-])(?=[A-Za-z]*\d)[A-Za-z0-9]{20,}(?:$|[_.-])")
+
+
 def _assignment(match: re.Match[str]) -> Span | None:
     name = match["name"]
     group = "qv" if match["qv"] is not None else "v"
     value = match[group]
-    if not is_secret_name(name):
+    if not is_secret_name(name) or _HASH_SEGMENT.search(name):
         return None
     start, end = match.span(group)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
