@@ -315,7 +315,8 @@ def newest_first(rows: list[Any]) -> list[Any]:
             parent_of = {r[1]: r[-1] for r in group}
             depth: dict[str, int] = {}
             for row in group:
-                chain, sha = [], row[1]
+                chain: list[str] = []
+                sha = row[1]
                 while sha in parent_of and sha not in depth and len(chain) <= len(group):
                     chain.append(sha)
                     sha = parent_of[sha]
