@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
 from tests.support.hook_fuzz import special_files as make_special_files
-from tests.support.memory import Clock, set_config
+from tests.support.memory import PARENT_API_KEY, Clock, StandIn, set_config
 from tests.support.repos import Repo, make_repo
 
 
@@ -117,3 +117,13 @@ def special_files(tmp_path: Path) -> dict[str, str]:
     """Files a transcript_path may name that are not transcripts: devices, a FIFO, a folder, a
     3 GB sparse file, a 5 MB line, a link to /dev/zero (label -> path)."""
     return make_special_files(tmp_path)
+
+
+@pytest.fixture
+def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIn:
+    """A scripted stand-in `claude` first on PATH, in an environment that holds an API key the
+    fold's child must not receive."""
+    fake = StandIn(tmp_path / "standin")
+    monkeypatch.setenv("PATH", fake.path_env())
+    monkeypatch.setenv("ANTHROPIC_API_KEY", PARENT_API_KEY)
+    return fake

@@ -11,9 +11,6 @@ import json
 import os
 import re
 import subprocess
-from pathlib import Path
-
-import pytest
 
 from tests.support.memory import (
     PYTHON,
@@ -32,13 +29,6 @@ from tests.support.memory import (
 from tests.support.repos import Repo
 
 NOT_LOGGED_IN = "Not logged in · Please run /login"
-
-
-@pytest.fixture
-def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIn:
-    fake = StandIn(tmp_path / "standin")
-    monkeypatch.setenv("PATH", fake.path_env())
-    return fake
 
 
 def answer(repo: Repo) -> str:

@@ -55,14 +55,6 @@ SUBJECTS = [
 ]
 
 
-@pytest.fixture
-def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIn:
-    fake = StandIn(tmp_path / "standin")
-    monkeypatch.setenv("PATH", fake.path_env())
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-parent-only-000000000000000000")
-    return fake
-
-
 def simple_answer(repo: Repo) -> str:
     """A valid answer citing the oldest note (it always exists)."""
     first = sorted(all_item_ids(repo))[0]

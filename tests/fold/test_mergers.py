@@ -11,6 +11,7 @@ import pytest
 
 from gitvault.vault.config import fold_command_digest
 from tests.support.memory import (
+    PARENT_API_KEY,
     StandIn,
     Step,
     all_item_ids,
@@ -27,16 +28,6 @@ from tests.support.memory import (
     watermark,
 )
 from tests.support.repos import Repo
-
-API_KEY = "sk-ant-test-parent-key-0000000000000000"
-
-
-@pytest.fixture
-def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIn:
-    fake = StandIn(tmp_path / "standin")
-    monkeypatch.setenv("PATH", fake.path_env())
-    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-    return fake
 
 
 def good_answer(shas: list[str], extra_line: str | None = None) -> str:
@@ -79,7 +70,7 @@ def test_claude_merger_flags_prompt_and_scrubbed_environment(repo: Repo, standin
     assert not call["stdin"].lstrip().startswith("/")  # never read as a slash command
     assert call["env"].get("GITVAULT_CHILD") == "1"
     assert "ANTHROPIC_API_KEY" not in call["env"]  # removed, not blanked
-    assert os.environ["ANTHROPIC_API_KEY"] == API_KEY  # the parent keeps it
+    assert os.environ["ANTHROPIC_API_KEY"] == PARENT_API_KEY  # the parent keeps it
     assert call["sid"] == call["pid"]  # its own session: a timeout kills its whole group
     assert sorted(prompt_items(call["stdin"])) == sorted(f"c:{s[:7]}" for s in shas)
     assert (
@@ -143,14 +134,16 @@ def test_use_api_key_applies_only_from_git_config(repo: Repo, standin: StandIn) 
     repo.commit("feat: one more")
     assert cli_in(repo, "fold").code == 0
     env = standin.calls()[1]["env"]
-    assert env.get("ANTHROPIC_API_KEY") == API_KEY
+    assert env.get("ANTHROPIC_API_KEY") == PARENT_API_KEY
     assert env.get("GITVAULT_CHILD") == "1"
 
 
 def test_real_entry_point_scrubs_the_key_too(repo: Repo, standin: StandIn) -> None:
     shas = backfilled_repo(repo, 2)
     standin.script(Step(answer=good_answer(shas)))
-    result = cli_sub(repo, "fold", env={"PATH": standin.path_env(), "ANTHROPIC_API_KEY": API_KEY})
+    result = cli_sub(
+        repo, "fold", env={"PATH": standin.path_env(), "ANTHROPIC_API_KEY": PARENT_API_KEY}
+    )
     assert result.code == 0, result
     env = standin.calls()[0]["env"]
     assert "ANTHROPIC_API_KEY" not in env and env["GITVAULT_CHILD"] == "1"

@@ -357,6 +357,10 @@ sys.exit(step.get("exit", 0))
 """
 
 
+# The key a user may have in their environment: the fold's model child must never see it.
+PARENT_API_KEY = "sk-ant-parent-only-000000000000000000"
+
+
 class StandIn:
     """A fake `claude` (or any merger command) executable in its own bin folder."""
 
