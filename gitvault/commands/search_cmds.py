@@ -11,7 +11,9 @@ from gitvault.status import stats as stats_mod
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(search)
+    # A query may hold words that look like options (`search add --interactive`): an unknown
+    # option is a query word; `--` still ends the options, as everywhere.
+    app.command(context_settings={"ignore_unknown_options": True})(search)
     app.command()(stats)
 
 
@@ -25,9 +27,11 @@ def search(
     since: str = since_option("notes are dated by their commit"),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Ranked full-text search (SQLite FTS5, BM25) over every note, session and past digest
-    line. A result holds every word of the query (or, marked partial, at least 60 % of them);
-    when nothing does, it says so. The text answer is at most 4,000 characters."""
+    """Ranked full-text search (SQLite FTS5) over every note, session and past digest line.
+    Words are matched stemmed (fix finds fixes, fixed), identifiers and paths also whole
+    (click.prompt, core.hooksPath); rare words weigh more. A result missing some words is
+    marked partial and says which it holds; a merge and the commits it brought in are one
+    result. The text answer is at most 4,000 characters."""
     loc = location(ctx)
     text = " ".join(query)
     answer = search_mod.Index(loc).search(text, limit=n, kind=kind, since=parse_since(since))

@@ -1,5 +1,5 @@
-"""`gitvault search`: ranked full-text search over the notes, the sessions and every version the
-digest ever had, with SQLite FTS5 and BM25 (Python's sqlite3; no server, nothing to install).
+"""`gitvault search`: ranked full-text search over the notes, the sessions and every line the
+digest ever had, with SQLite FTS5 (Python's sqlite3; no server, nothing to install).
 
 The index is a cache, never committed and never authoritative: `search.sqlite` in gitvault's
 folder of the common git dir (one per repository, shared by its worktrees). It remembers the
@@ -9,142 +9,119 @@ from the vault when it is missing, unreadable, of another schema, or when its wa
 longer in the vault's history (after `gitvault redact` rewrote it). Updates are serialised by an
 flock (`search.lock`) and each is one SQLite transaction; readers never see half an update.
 
-What is indexed: each note (title = the commit subject; body = message and file list; dated by
-the commit), each session (dated by its save), and each distinct line any version of `_master.md`
-ever held (dated by the fold that first wrote it, cited `digest:<fold commit>`). Forgotten items
-(tombstones) are removed and never indexed again, with the digest lines resting only on them.
+What is indexed (memory/searchtext says how words and names are cut): each note (its subject,
+message without trailers, and file list; dated by the commit), each session (dated by its save),
+and each distinct line any version of `_master.md` ever held (dated by the fold that first wrote
+it, cited `digest:<fold commit>`). Two indexes, both holding postings only (the text stays in
+git, so the index is small): words (Porter-stemmed, title and body apart) and names (identifiers
+and paths whole). Forgotten items (tombstones) are removed and never indexed again, with the
+digest lines resting only on them.
 
-Relevance, honestly: a result must contain every term of the query (common English words are
-dropped from queries of several words; Porter stemming lets `folds` find `fold`). Only when that
-finds too little, results holding at least MIN_MATCH (60 %) of the terms are added after them,
-marked partial. This term coverage is the documented minimum score. A raw BM25 value cannot be
-the threshold: its IDF depends on the vault's size (in a vault of one note every match scores
-about zero), so the same threshold would hide real matches in small vaults and admit noise in
-big ones. BM25 (the title weighs 4× the body) orders the results that pass.
+Relevance, honestly. Each query term (a word, or a name kept whole) weighs its inverse document
+frequency: a word in half the vault says little, a rare one a lot. A result's coverage is the
+weight of the terms it holds; results are ranked by that weight, a term in the title counting
+TITLE_WEIGHT times, one in the body scaled down as the body grows (BM25's length
+normalisation, with term frequency left out: a note that names a thing once is about it). A
+result holding fewer than all the terms is marked partial, with the words it holds; one holding
+less than SHOW_SHARE of what the best result holds is not shown. A raw score cannot be the
+threshold: weights depend on the vault's size. A pull request's merge and the commits it brought
+in are one result, naming the others.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
+import heapq
 import math
 import os
-import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
+from gitvault.memory import searchtext
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.locking import file_lock
+from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 KINDS = ("note", "session", "digest")
-MIN_MATCH = 0.6  # a partial result holds at least this share of the query's terms
-MAX_TERMS = 8
 AGENT_MAX_CHARS = 4000  # the whole text answer, for an agent's context
 SNIPPET_TOKENS = 14
-TITLE_WEIGHT = 4.0
+TITLE_WEIGHT = 2.0  # a term in the title counts this many times one in a body of average length
+SHOW_SHARE = 0.4  # a shown result holds at least this share of the best result's coverage
+CANDIDATES = 400  # results scored in full (title, length) after the first cut by coverage
+BM25_B = 0.75  # how much a long body dilutes a match (BM25's b; its k1 below)
+BM25_K1 = 1.2
+WALK_MAX = 200  # commits followed back from a merge to find what it brought in
 BLOB_BATCH = 4000
 BODY_MAX = 20_000  # characters of one document indexed (a session is ≤ ~200 KB at most)
 LOCK_TIMEOUT = 60.0
 
-_DDL = """
+_TOKENIZER = "porter unicode61 remove_diacritics 2"
+_NAME_TOKENIZER = f"unicode61 remove_diacritics 2 tokenchars '{searchtext.NAME_TOKEN_CHARS}_'"
+_DDL = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE docs(
     id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
+    key TEXT NOT NULL UNIQUE,  -- c:<sha> | s:<slug> | d:<hash of the digest line>
     kind TEXT NOT NULL,
-    cite TEXT NOT NULL,
     time INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    cites TEXT NOT NULL DEFAULT ''
+    size INTEGER NOT NULL,  -- words indexed: BM25's document length
+    blob BLOB,  -- notes and sessions: the indexed version (its text, to show or unindex)
+    path TEXT,  -- only when it is not the path the key gives
+    parent BLOB,  -- notes: the first parent
+    merge INTEGER NOT NULL DEFAULT 0,  -- notes: a merge commit
+    grp INTEGER,  -- notes a merge brought in: that merge's id
+    line TEXT  -- digest lines: fold commit, category, line, cites (unit-separated)
 );
-CREATE INDEX docs_path ON docs(path);
+CREATE INDEX docs_parent ON docs(parent) WHERE parent IS NOT NULL;
 CREATE TABLE tombs(cite TEXT PRIMARY KEY);
-CREATE VIRTUAL TABLE fts USING fts5(
-    title, body, tokenize = 'porter unicode61 remove_diacritics 2'
+CREATE VIRTUAL TABLE words USING fts5(
+    title, body, tokenize = '{_TOKENIZER}', content = '', detail = column, columnsize = 0
+);
+CREATE VIRTUAL TABLE names USING fts5(
+    name, tokenize = "{_NAME_TOKENIZER}", content = '', detail = none, columnsize = 0
 );
 """
-
-_WORD = re.compile(r"[^\W_]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_SPACE = re.compile(r"\s+")
-STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "did",
-        "do",
-        "does",
-        "done",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "that",
-        "the",
-        "their",
-        "there",
-        "this",
-        "to",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-    }
-)
+_SNIPPET_DDL = f"CREATE VIRTUAL TABLE shown USING fts5(title, body, tokenize = '{_TOKENIZER}')"
+_US = "\x1f"
 
 
 class SearchError(GitvaultError):
     pass
 
 
-@dataclass(frozen=True)
-class Hit:
+class _Rebuild(Exception):
+    """The index cannot be caught up (a blob it must unindex is gone): rebuild it."""
+
+
+class Related(NamedTuple):
+    cite: str
+    title: str
+    relation: str  # "merge": the merge that brought this result in; "commit": one it brought
+
+    def as_json(self) -> dict[str, object]:
+        return {"id": self.cite, "title": self.title, "relation": self.relation}
+
+
+class Hit(NamedTuple):
     cite: str  # c:<sha7> | s:<slug> | digest:<fold commit sha7>
     kind: str  # note | session | digest
     time: int  # the commit's date (notes), the save (sessions), the fold (digest lines)
     title: str
-    snippet: str  # the best-matching passage, matched terms in [brackets]
-    score: float  # BM25, higher is better (comparable within one answer only)
-    partial: bool  # holds at least MIN_MATCH of the terms, not all of them
+    snippet: str  # the best-matching passage, matched words in [brackets]
+    score: float  # higher is better (comparable within one answer only)
+    partial: bool  # holds some of the query's terms, not all of them
     path: str
+    matched: tuple[str, ...]  # the query's terms this result holds: why it is here
+    related: tuple[Related, ...]  # the same pull request's merge or commits, folded in
 
     @property
     def date(self) -> str:
@@ -161,61 +138,173 @@ class Hit:
             "score": self.score,
             "partial": self.partial,
             "path": self.path,
+            "matched": list(self.matched),
+            "related": [r.as_json() for r in self.related],
         }
 
 
-@dataclass
-class Answer:
+class Answer(NamedTuple):
     query: str
     terms: list[str]
     hits: list[Hit]
     min_terms: int  # the fewest terms a shown result holds
     indexed: int  # documents in the index
 
+    def as_json(self) -> dict[str, object]:
+        return {
+            "query": self.query,
+            "terms": self.terms,
+            "min_terms": self.min_terms,
+            "indexed": self.indexed,
+            "results": [h.as_json() for h in self.hits],
+        }
 
-@dataclass
+
 class Updated:
-    tip: str | None
-    added: int = 0
-    removed: int = 0
-    rebuilt: bool = False
-    reasons: list[str] = field(default_factory=list)
+    """What one update did."""
+
+    def __init__(self, tip: str | None) -> None:
+        self.tip = tip
+        self.added = 0
+        self.removed = 0
+        self.rebuilt = False
+        self.reasons: list[str] = []
 
 
-# -- the query -----------------------------------------------------------------------------
+class _Text(NamedTuple):
+    """What one document is indexed as (a pure function of its blob, so the same text can be
+    taken out of the contentless index again)."""
+
+    title: str
+    body: str
+    names: str
+    size: int
 
 
-def terms_of(query: str) -> list[str]:
-    """The distinct words of a query, lowercased; stopwords dropped unless nothing else is left.
-    Each becomes a quoted FTS5 string, so no query text is ever read as FTS5 syntax."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
-    kept = [w for w in words if w not in STOPWORDS] or words
-    return kept[:MAX_TERMS]
+class _Doc(NamedTuple):
+    id: int
+    key: str
+    kind: str
+    time: int
+    size: int
+    blob: bytes | None
+    path: str | None
+    merge: int
+    grp: int | None
+    line: str | None
 
 
-def min_terms(n: int) -> int:
-    """How many of n terms a result must hold: all of one or two; at least MIN_MATCH of more."""
-    return n if n <= 2 else max(2, math.ceil(MIN_MATCH * n))
+_DOC_COLUMNS = "id, key, kind, time, size, blob, path, merge, grp, line"
 
 
-def _quoted(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+# -- the text of a document ------------------------------------------------------------------
 
 
-def _expression(terms: Sequence[str], need: int) -> str:
-    if need >= len(terms):
-        return " AND ".join(_quoted(t) for t in terms)
-    groups = itertools.combinations(terms, need)
-    return " OR ".join("(" + " AND ".join(_quoted(t) for t in g) + ")" for g in groups)
+def _note_text(body: str) -> _Text:
+    note = parse_body(body)
+    message = searchtext.strip_trailers(note.message)
+    files = note.files
+    names = searchtext.names_in(note.subject + "\n" + message)
+    for path in files:
+        names += searchtext.names_in(path)
+    text = (message + "\n" + "\n".join(files)).strip()[:BODY_MAX]
+    return _text(note.subject, text, names)
+
+
+def _text(title: str, body: str, names: Iterable[str]) -> _Text:
+    title = title[:500]
+    size = len(title.split()) + len(body.split())
+    return _Text(title, body, searchtext.name_tokens(list(dict.fromkeys(names))), size)
+
+
+def _item_text(kind: str, data: bytes) -> tuple[dict[str, object], _Text]:
+    meta, body = frontmatter.parse(data.decode("utf-8", "replace"))
+    if kind == "note":
+        return meta, _note_text(body)
+    title, rest = _title_and_rest(body)
+    if isinstance(meta.get("title"), str):
+        title = str(meta["title"])
+    rest = searchtext.strip_trailers(rest)[:BODY_MAX]
+    return meta, _text(title, rest, searchtext.names_in(title + "\n" + rest))
+
+
+def _digest_text(category: str, line: str) -> _Text:
+    return _text(category, line, searchtext.names_in(line))
+
+
+def _title_and_rest(body: str) -> tuple[str, str]:
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        return lines[0][2:].strip(), "\n".join(lines[1:]).strip()
+    return "", body.strip()
 
 
 def _clean(text: str, limit: int) -> str:
     """One line of display text: no control characters (escape sequences), no line breaks."""
-    text = _SPACE.sub(" ", _CONTROL.sub(" ", text)).strip()
+    text = " ".join(searchtext.CONTROL.sub(" ", text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-# -- the index -----------------------------------------------------------------------------
+def _quoted(term: str) -> str:
+    """A term as an FTS5 string: never read as query syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+class _Commit(NamedTuple):
+    id: int
+    sha: bytes
+    parent: bytes | None
+    merge: bool
+    grp: int | None
+
+
+class _StoredGraph:
+    """The commit graph as the index holds it (an update adds a few notes to many)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.claimed: dict[bytes, int] = {}
+
+    def commit(self, sha: bytes) -> _Commit | None:
+        row = self.conn.execute(
+            "SELECT id, parent, merge, grp FROM docs WHERE key = ?", (f"c:{sha.hex()}",)
+        ).fetchone()
+        if row is None:
+            return None
+        return _Commit(row[0], sha, row[1], bool(row[2]), self.claimed.get(sha, row[3]))
+
+    def children(self, sha: bytes) -> int:
+        sql = "SELECT count(*) FROM (SELECT 1 FROM docs WHERE parent = ? LIMIT 2)"
+        return int(self.conn.execute(sql, (sha,)).fetchone()[0])
+
+    def claim(self, sha: bytes, merge_id: int) -> None:
+        self.claimed[sha] = merge_id
+
+
+class _BuildGraph:
+    """The commit graph of the notes a rebuild inserts, in memory (git.git has 25,000 merges:
+    a query per step would cost seconds)."""
+
+    def __init__(self) -> None:
+        self.commits: dict[bytes, _Commit] = {}
+        self.kids: dict[bytes, int] = {}
+
+    def add(self, doc: int, sha: bytes, parent: bytes | None, merge: bool) -> None:
+        self.commits[sha] = _Commit(doc, sha, parent, merge, None)
+        if parent is not None:
+            self.kids[parent] = self.kids.get(parent, 0) + 1
+
+    def commit(self, sha: bytes) -> _Commit | None:
+        return self.commits.get(sha)
+
+    def children(self, sha: bytes) -> int:
+        return self.kids.get(sha, 0)
+
+    def claim(self, sha: bytes, merge_id: int) -> None:
+        self.commits[sha] = self.commits[sha]._replace(grp=merge_id)
+
+
+# -- the index ---------------------------------------------------------------------------------
 
 
 class Index:
@@ -228,6 +317,7 @@ class Index:
         self.ref = layout.branch_ref(self.branch)
         self.path = loc.state_dir / statedir.SEARCH_INDEX
         self._fresh = False  # building a new index (no document to replace)
+        self._graph: _BuildGraph | None = None  # the commits a rebuild inserted
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path) -> sqlite3.Connection:
@@ -288,13 +378,17 @@ class Index:
                             self._apply(conn, mark, tip, result)
                             self._set_watermark(conn, tip)
                             conn.execute("COMMIT")
+                            return result
+                        except _Rebuild as why:
+                            conn.execute("ROLLBACK")
+                            result.reasons.append(str(why))
                         except BaseException:
                             conn.execute("ROLLBACK")
                             raise
-                        return result
-                    result.reasons.append(
-                        "the vault's history was rewritten" if mark else "the index was empty"
-                    )
+                    else:
+                        result.reasons.append(
+                            "the vault's history was rewritten" if mark else "the index was empty"
+                        )
             else:
                 result.reasons.append("no index yet")
         except sqlite3.DatabaseError as exc:
@@ -306,6 +400,7 @@ class Index:
         """Build a fresh index beside the old one and swap it in (readers of the old file
         keep reading it until they close it)."""
         result.rebuilt = True
+        result.added = result.removed = 0
         tmp = self.path.with_name(f".{statedir.SEARCH_INDEX}.{os.getpid()}.tmp")
         _remove(tmp)
         try:
@@ -317,15 +412,17 @@ class Index:
                     [("schema", SCHEMA_VERSION), ("ref", self.ref), ("watermark", "")],
                 )
                 if tip is not None:
-                    self._fresh = True
+                    self._fresh, self._graph = True, _BuildGraph()
                     try:
                         self._apply(conn, None, tip, result)
                     finally:
-                        self._fresh = False
+                        self._fresh, self._graph = False, None
                 self._set_watermark(conn, tip)
                 conn.execute("COMMIT")
             _remove(Path(f"{self.path}-journal"))  # never roll the new file back with the old
             os.replace(tmp, self.path)
+        except _Rebuild as exc:  # a blob of the vault's own tip is missing
+            raise SearchError(f"cannot build the search index: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise SearchError(f"cannot build the search index: {exc}") from exc
         except OSError as exc:
@@ -338,6 +435,9 @@ class Index:
 
     def _set_watermark(self, conn: sqlite3.Connection, tip: str | None) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('watermark', ?)", (tip or "",))
+        count, words = conn.execute("SELECT count(*), coalesce(sum(size), 0) FROM docs").fetchone()
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('docs', ?)", (str(count),))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('words', ?)", (str(words),))
 
     def _is_ancestor(self, ancestor: str, descendant: str) -> bool:
         proc = gitcmd.run_git(
@@ -400,28 +500,30 @@ class Index:
             if layout.is_item(path):
                 items[path] = (when, commit, op, blob)
         if mark is not None and "D" in tomb_ops.values():
-            # A tombstone was taken back: its item may be searchable again. Rare: reindex.
-            for table in ("docs", "fts", "tombs"):
-                conn.execute(f"DELETE FROM {table}")
-            result.reasons.append("a tombstone was removed")
-            self._apply(conn, None, tip, result)
-            return
+            # A tombstone was taken back: its item may be searchable again. Rare: rebuild.
+            raise _Rebuild("a tombstone was removed")
         tombs_added = {cite for cite, op in tomb_ops.items() if op != "D"}
         conn.executemany("INSERT OR IGNORE INTO tombs VALUES (?)", [(t,) for t in tombs_added])
         tombs = {row[0] for row in conn.execute("SELECT cite FROM tombs")}
         if tombs_added:
             result.removed += self._bury(conn, tombs)
-        for path, (_, _, op, _) in items.items():
-            if op == "D":
-                result.removed += self._delete(conn, "SELECT id FROM docs WHERE path = ?", path)
+        reuse: dict[str, tuple[int, int | None]] = {}  # a changed item keeps its id and merge
+        if not self._fresh:
+            ops = {_key_of(p): v[2] for p, v in items.items()}
+            old = self._docs_by_keys(conn, list(ops))
+            reuse = {d.key: (d.id, d.grp) for d in old if ops[d.key] != "D"}
+            result.removed += self._unindex(conn, old, keep=set(reuse))
         wanted = [(p, v) for p, v in items.items() if v[2] != "D"]
+        merges: list[tuple[int, int, bytes]] = []  # (time, id, second parent) of new merges
         for start in range(0, len(wanted), BLOB_BATCH):
             chunk = wanted[start : start + BLOB_BATCH]
             blobs = gitcmd.cat_blobs(self.cwd, [v[3] for _, v in chunk])
             for path, (when, _commit, _, blob) in chunk:
                 data = blobs.get(blob)
                 if data is not None:
-                    result.added += self._put_item(conn, path, when, data, tombs)
+                    result.added += self._put_item(
+                        conn, path, when, blob, data, tombs, merges, reuse
+                    )
         for start in range(0, len(digests), BLOB_BATCH):
             chunk_d = digests[start : start + BLOB_BATCH]
             blobs = gitcmd.cat_blobs(self.cwd, [b for _, _, b in chunk_d])
@@ -429,78 +531,147 @@ class Index:
                 data = blobs.get(blob)
                 if data is not None:
                     result.added += self._put_digest(conn, commit, when, data, tombs)
+        if merges:
+            self._group(conn, sorted(merges))
 
-    def _delete(self, conn: sqlite3.Connection, select: str, *args: object) -> int:
-        ids = [row[0] for row in conn.execute(select, args)]
-        for doc in ids:
-            conn.execute("DELETE FROM fts WHERE rowid = ?", (doc,))
-            conn.execute("DELETE FROM docs WHERE id = ?", (doc,))
-        return len(ids)
+    # -- documents in and out ---------------------------------------------------------------
+    def _docs_by_keys(self, conn: sqlite3.Connection, keys: Sequence[str]) -> list[_Doc]:
+        out: list[_Doc] = []
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT {_DOC_COLUMNS} FROM docs WHERE key IN ({marks})"
+            out += [_Doc(*row) for row in conn.execute(sql, chunk)]
+        return out
+
+    def _unindex(
+        self, conn: sqlite3.Connection, docs: Sequence[_Doc], keep: set[str] | None = None
+    ) -> int:
+        """Take documents out of the index. The postings hold no text, so each document's text
+        is made again from what it was made of (its blob, or its digest line). A document
+        whose key is in `keep` comes back at once (a new version): its merge keeps its
+        commits."""
+        if not docs:
+            return 0
+        blobs = gitcmd.cat_blobs(self.cwd, sorted({d.blob.hex() for d in docs if d.blob}))
+        for doc in docs:
+            if doc.line is not None:
+                _, category, line, _ = doc.line.split(_US)
+                text = _digest_text(category, line)
+            else:
+                data = blobs.get(doc.blob.hex()) if doc.blob else None
+                if data is None:
+                    raise _Rebuild("a version the index holds is no longer in the repository")
+                text = _item_text(doc.kind, data)[1]
+            conn.execute(
+                "INSERT INTO words(words, rowid, title, body) VALUES ('delete', ?, ?, ?)",
+                (doc.id, text.title, text.body),
+            )
+            conn.execute(
+                "INSERT INTO names(names, rowid, name) VALUES ('delete', ?, ?)",
+                (doc.id, text.names),
+            )
+            conn.execute("DELETE FROM docs WHERE id = ?", (doc.id,))
+            if doc.merge and not (keep and doc.key in keep):
+                conn.execute("UPDATE docs SET grp = NULL WHERE grp = ?", (doc.id,))
+        return len(docs)
 
     def _bury(self, conn: sqlite3.Connection, tombs: set[str]) -> int:
         """Remove forgotten items and the digest lines resting only on them."""
-        gone = 0
+        found: list[_Doc] = []
         for tomb in tombs:
             if tomb.startswith("c:"):
                 low, high = f"c:{tomb[2:]}", f"c:{tomb[2:]}~"
-                gone += self._delete(
-                    conn, "SELECT id FROM docs WHERE key >= ? AND key < ?", low, high
+                rows = conn.execute(
+                    f"SELECT {_DOC_COLUMNS} FROM docs WHERE key >= ? AND key < ?", (low, high)
                 )
             else:
-                gone += self._delete(conn, "SELECT id FROM docs WHERE key = ?", tomb)
-        lines = conn.execute("SELECT id, cites FROM docs WHERE kind = 'digest'").fetchall()
-        for doc, cited in lines:
-            found = cited.split()
-            if found and all(cites_mod.is_buried(c, tombs) for c in found):
-                gone += self._delete(conn, "SELECT id FROM docs WHERE id = ?", doc)
-        return gone
+                rows = conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE key = ?", (tomb,))
+            found += [_Doc(*row) for row in rows]
+        for row in conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE kind = 'digest'"):
+            doc = _Doc(*row)
+            cited = (doc.line or "").split(_US)[-1].split()
+            if cited and all(cites_mod.is_buried(c, tombs) for c in cited):
+                found.append(doc)
+        unique = {d.id: d for d in found}
+        return self._unindex(conn, list(unique.values()))
 
     def _insert(
         self,
         conn: sqlite3.Connection,
         key: str,
         kind: str,
-        cite: str,
         when: int,
-        path: str,
-        title: str,
-        body: str,
-        cited: str = "",
+        text: _Text,
+        *,
+        blob: bytes | None = None,
+        path: str | None = None,
+        parent: bytes | None = None,
+        merge: bool = False,
+        line: str | None = None,
+        reuse: tuple[int, int | None] | None = None,
     ) -> int:
-        if not self._fresh:  # a new index has nothing to replace
-            self._delete(conn, "SELECT id FROM docs WHERE key = ?", key)
-        row = (key, kind, cite, when, path, cited)
-        insert = "INSERT INTO docs(key, kind, cite, time, path, cites) VALUES (?, ?, ?, ?, ?, ?)"
+        doc_id, grp = reuse if reuse is not None else (None, None)
+        row = (doc_id, key, kind, when, text.size, blob, path, parent, int(merge), grp, line)
+        insert = (
+            "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
         try:
             cur = conn.execute(insert, row)
         except sqlite3.IntegrityError:  # the same item twice (two paths): the last one wins
-            self._delete(conn, "SELECT id FROM docs WHERE key = ?", key)
+            self._unindex(conn, self._docs_by_keys(conn, [key]))
             cur = conn.execute(insert, row)
+        doc = cur.lastrowid
         conn.execute(
-            "INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)",
-            (cur.lastrowid, title[:500], body[:BODY_MAX]),
+            "INSERT INTO words(rowid, title, body) VALUES (?, ?, ?)", (doc, text.title, text.body)
         )
-        return 1
+        conn.execute("INSERT INTO names(rowid, name) VALUES (?, ?)", (doc, text.names))
+        return doc or 0
 
     def _put_item(
-        self, conn: sqlite3.Connection, path: str, when: int, data: bytes, tombs: set[str]
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        when: int,
+        blob: str,
+        data: bytes,
+        tombs: set[str],
+        merges: list[tuple[int, int, bytes]],
+        reuse: dict[str, tuple[int, int | None]],
     ) -> int:
-        meta, body = frontmatter.parse(data.decode("utf-8", "replace"))
         sha, slug = layout.note_sha(path), layout.session_slug(path)
         if sha is not None:
-            key, kind, cite = f"c:{sha}", "note", f"c:{sha[:7]}"
-            moment = _timestamp(meta.get("committed"), when)
+            key, kind = f"c:{sha}", "note"
         elif slug is not None:
-            key, kind, cite = f"s:{slug}", "session", f"s:{slug}"
-            moment = _timestamp(meta.get("saved_at"), when)
+            key, kind = f"s:{slug}", "session"
         else:
             return 0
         if cites_mod.is_buried(key, tombs):
             return 0
-        title, rest = _title_and_rest(body)
-        if kind == "session" and isinstance(meta.get("title"), str):
-            title = str(meta["title"])
-        return self._insert(conn, key, kind, cite, moment, path, title, rest)
+        meta, text = _item_text(kind, data)
+        moment = _timestamp(meta.get("committed" if kind == "note" else "saved_at"), when)
+        listed = meta.get("parents") if kind == "note" else None
+        parents = [str(p) for p in listed if _is_sha(p)] if isinstance(listed, list) else []
+        first = bytes.fromhex(parents[0]) if parents else None
+        kept = None if path == _path_of(key, moment) else path
+        doc = self._insert(
+            conn,
+            key,
+            kind,
+            moment,
+            text,
+            blob=bytes.fromhex(blob),
+            path=kept,
+            parent=first,
+            merge=len(parents) > 1,
+            reuse=reuse.get(key),
+        )
+        if self._graph is not None and sha is not None:
+            self._graph.add(doc, bytes.fromhex(sha), first, len(parents) > 1)
+        if len(parents) > 1:
+            merges.append((moment, doc, bytes.fromhex(parents[1])))
+        return 1
 
     def _put_digest(
         self, conn: sqlite3.Connection, commit: str, when: int, data: bytes, tombs: set[str]
@@ -516,24 +687,37 @@ class Index:
                 continue
             if not line.startswith("- ") or line.startswith("- [… ") or line == "- (none yet)":
                 continue
-            key = "d:" + hashlib.sha1(_SPACE.sub(" ", line).encode()).hexdigest()[:20]
+            key = "d:" + hashlib.sha1(" ".join(line.split()).encode()).hexdigest()[:20]
             if conn.execute("SELECT 1 FROM docs WHERE key = ?", (key,)).fetchone():
                 continue
             found = cites_mod.cites_in(line)
             if found and tombs and all(cites_mod.is_buried(c, tombs) for c in found):
                 continue
-            added += self._insert(
-                conn,
-                key,
-                "digest",
-                f"digest:{commit[:7]}",
-                when,
-                layout.DIGEST,
-                category,
-                line[2:],
-                " ".join(found),
-            )
+            text = _digest_text(category, line[2:])
+            stored = _US.join((commit[:7], category, line[2:], " ".join(found)))
+            self._insert(conn, key, "digest", when, text, line=stored)
+            added += 1
         return added
+
+    def _group(self, conn: sqlite3.Connection, merges: Sequence[tuple[int, int, bytes]]) -> None:
+        """Mark the commits each new merge brought in (oldest merge first: the first merge of a
+        commit claims it). From the merge's second parent back along first parents, until a
+        commit another line of history also grew from (the fork point), a merge, a commit
+        already claimed, or one the vault has no note of."""
+        graph = self._graph if self._graph is not None else _StoredGraph(conn)
+        claims: list[tuple[int, int]] = []
+        for _, merge_id, side in merges:
+            sha: bytes | None = side
+            for _step in range(WALK_MAX):
+                found = graph.commit(sha) if sha is not None else None
+                if found is None or found.merge or found.grp is not None:
+                    break
+                graph.claim(found.sha, merge_id)
+                claims.append((merge_id, found.id))
+                sha = found.parent
+                if sha is not None and graph.children(sha) > 1:
+                    break
+        conn.executemany("UPDATE docs SET grp = ? WHERE id = ?", claims)
 
     # -- querying ------------------------------------------------------------------------
     def search(
@@ -546,7 +730,7 @@ class Index:
     ) -> Answer:
         if kind is not None and kind not in KINDS:
             raise SearchError(f"unknown kind {kind!r}", hint="use note, session or digest")
-        terms = terms_of(query)
+        terms = searchtext.query_terms(query)
         if not terms:
             raise SearchError(
                 f"the query {query!r} has no words to search for",
@@ -557,72 +741,223 @@ class Index:
             self.update()
             try:
                 with closing(self._connect(self.path)) as conn:
-                    return self._query(conn, query, terms, limit, kind, since)
+                    return _Query(self, conn, query, terms, kind, since).answer(limit)
             except sqlite3.DatabaseError as exc:
                 if attempt == 2:
                     raise SearchError(f"the search index cannot be read: {exc}") from exc
                 _remove(self.path)  # corrupt in a way only a query shows: rebuild once
         raise AssertionError("unreachable")
 
-    def _query(
+
+class _Term(NamedTuple):
+    text: str
+    docs: frozenset[int]  # documents holding it
+    title: frozenset[int]  # … in their title
+    weight: float  # its inverse document frequency
+
+
+class _Query:
+    """One query against an open index."""
+
+    def __init__(
         self,
+        index: Index,
         conn: sqlite3.Connection,
         query: str,
-        terms: list[str],
-        limit: int,
+        terms: Sequence[searchtext.QueryTerm],
         kind: str | None,
         since: int | None,
-    ) -> Answer:
-        indexed = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
-        need = min_terms(len(terms))
-        hits: list[Hit] = []
-        seen: set[int] = set()
-        stages = [(len(terms), False)]
-        if need < len(terms):
-            stages.append((need, True))
-        for required, partial in stages:
-            if len(hits) >= limit:
-                break
-            sql = (
-                "SELECT d.id, d.cite, d.kind, d.time, d.path, fts.title, "
-                "snippet(fts, 1, '[', ']', '…', ?), bm25(fts, ?, 1.0) "
-                "FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?"
+    ) -> None:
+        self.index = index
+        self.conn = conn
+        self.query = query
+        self.asked = terms
+        self.kind = kind
+        self.since = since
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        self.count = int(meta.get("docs") or 0)
+        self.average = int(meta.get("words") or 0) / max(self.count, 1)
+
+    def _rowids(self, table: str, expression: str) -> frozenset[int]:
+        sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+        return frozenset(row[0] for row in self.conn.execute(sql, (expression,)))
+
+    def _idf(self, df: int) -> float:
+        return math.log(1 + (self.count - df + 0.5) / (df + 0.5))
+
+    def terms(self) -> list[_Term]:
+        out = []
+        for term in self.asked:
+            quoted = _quoted(term.text)
+            if term.is_name:
+                docs = self._rowids("names", quoted)
+                title: frozenset[int] = frozenset()
+            else:
+                docs = self._rowids("words", quoted)
+                title = self._rowids("words", f"title : {quoted}") if docs else frozenset()
+            out.append(_Term(term.text, docs, title, self._idf(len(docs))))
+        return out
+
+    def _allowed(self) -> set[int] | None:
+        if self.kind is None and self.since is None:
+            return None
+        sql, args = "SELECT id FROM docs WHERE 1", list[object]()
+        if self.kind is not None:
+            sql += " AND kind = ?"
+            args.append(self.kind)
+        if self.since is not None:
+            sql += " AND time >= ?"
+            args.append(self.since)
+        return {row[0] for row in self.conn.execute(sql, args)}
+
+    def _docs(self, ids: Iterable[int]) -> dict[int, _Doc]:
+        ids = list(ids)
+        out: dict[int, _Doc] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT {_DOC_COLUMNS} FROM docs WHERE id IN ({marks})"
+            out.update((row[0], _Doc(*row)) for row in self.conn.execute(sql, chunk))
+        return out
+
+    def answer(self, limit: int) -> Answer:
+        terms = self.terms()
+        names = [t.text for t in terms]
+        total = sum(t.weight for t in terms) or 1.0
+        allowed = self._allowed()
+        cover: dict[int, float] = {}
+        for t in terms:
+            for held in t.docs:
+                if allowed is None or held in allowed:
+                    cover[held] = cover.get(held, 0.0) + t.weight
+        if not cover:
+            return Answer(self.query, names, [], len(terms), self.count)
+        first = heapq.nlargest(CANDIDATES, cover, key=cover.__getitem__)
+        best = cover[first[0]]
+        shown = [d for d in first if cover[d] >= SHOW_SHARE * best]
+        docs = self._docs(shown)
+
+        def score(doc: _Doc) -> float:
+            ratio = doc.size / self.average if self.average else 1.0
+            body = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * ratio))
+            got = 0.0
+            for t in terms:
+                if doc.id in t.title:
+                    got += t.weight * TITLE_WEIGHT
+                elif doc.id in t.docs:
+                    got += t.weight * body
+            return got / total
+
+        ranked = sorted(docs.values(), key=lambda d: (-score(d), -d.time, d.id))
+        groups: dict[int, list[_Doc]] = {}
+        for doc in ranked:
+            group = doc.grp if doc.grp is not None else doc.id
+            if group in groups:
+                groups[group].append(doc)
+            elif len(groups) < limit:
+                groups[group] = [doc]
+        texts = self._texts([d for members in groups.values() for d in members])
+        snippets = _snippets(texts, [t for t in self.asked if not t.is_name])
+        hits = []
+        for members in groups.values():
+            head = members[0]
+            holds = tuple(t.text for t in terms if head.id in t.docs)
+            related = tuple(
+                Related(_cite(d), _clean(texts[d.id][0], 160), "merge" if d.merge else "commit")
+                for d in members[1:]
             )
-            args: list[object] = [SNIPPET_TOKENS, TITLE_WEIGHT, _expression(terms, required)]
-            if kind is not None:
-                sql += " AND d.kind = ?"
-                args.append(kind)
-            if since is not None:
-                sql += " AND d.time >= ?"
-                args.append(since)
-            sql += " ORDER BY bm25(fts, ?, 1.0), d.time DESC LIMIT ?"
-            args += [TITLE_WEIGHT, limit + len(seen)]
-            for doc, cite, k, when, path, title, snip, rank in conn.execute(sql, args):
-                if doc in seen or len(hits) >= limit:
-                    continue
-                seen.add(doc)
-                if not _CONTROL.sub("", snip).strip() or "[" not in snip:
-                    snip = title  # the match is in the title
-                hits.append(
-                    Hit(
-                        cite=cite,
-                        kind=k,
-                        time=int(when),
-                        title=_clean(title, 160),
-                        snippet=_clean(snip, 300),
-                        score=float(f"{-float(rank):.6g}"),
-                        partial=partial,
-                        path=path,
-                    )
+            title, _ = texts[head.id]
+            snippet = snippets.get(head.id) or title
+            hits.append(
+                Hit(
+                    cite=_cite(head),
+                    kind=head.kind,
+                    time=head.time,
+                    title=_clean(title, 160),
+                    snippet=_clean(snippet, 300),
+                    score=float(f"{score(head):.6g}"),
+                    partial=len(holds) < len(terms),
+                    path=_doc_path(head),
+                    matched=holds,
+                    related=related,
                 )
-        return Answer(query=query, terms=terms, hits=hits, min_terms=need, indexed=indexed)
+            )
+        fewest = min((len(h.matched) for h in hits), default=len(terms))
+        return Answer(self.query, names, hits, fewest, self.count)
+
+    def _texts(self, docs: Sequence[_Doc]) -> dict[int, tuple[str, str]]:
+        """(title, body) of each document shown, from the vault (the index holds no text)."""
+        blobs = gitcmd.cat_blobs(
+            self.index.cwd, sorted({d.blob.hex() for d in docs if d.blob is not None})
+        )
+        out: dict[int, tuple[str, str]] = {}
+        for doc in docs:
+            if doc.line is not None:
+                _, category, line, _ = doc.line.split(_US)
+                out[doc.id] = (category, line)
+                continue
+            data = blobs.get(doc.blob.hex()) if doc.blob else None
+            if data is None:
+                out[doc.id] = ("", "")
+                continue
+            text = _item_text(doc.kind, data)[1]
+            out[doc.id] = (text.title, text.body)
+        return out
 
 
-def _title_and_rest(body: str) -> tuple[str, str]:
-    lines = body.strip().splitlines()
-    if lines and lines[0].startswith("# "):
-        return lines[0][2:].strip(), "\n".join(lines[1:]).strip()
-    return "", body.strip()
+def _snippets(
+    texts: dict[int, tuple[str, str]], words: Sequence[searchtext.QueryTerm]
+) -> dict[int, str]:
+    """The passage of each body that best matches the query's words, matched words in
+    [brackets]: FTS5's own snippet over a table of just the shown documents, in memory."""
+    if not words or not texts:
+        return {}
+    with closing(sqlite3.connect(":memory:")) as mem:
+        mem.execute(_SNIPPET_DDL)
+        mem.executemany(
+            "INSERT INTO shown(rowid, title, body) VALUES (?, ?, ?)",
+            [(doc, title, body) for doc, (title, body) in texts.items()],
+        )
+        expression = " OR ".join(_quoted(t.text) for t in words)
+        rows = mem.execute(
+            "SELECT rowid, snippet(shown, 1, '[', ']', '…', ?) FROM shown WHERE shown MATCH ?",
+            (SNIPPET_TOKENS, expression),
+        )
+        return {doc: snip for doc, snip in rows if "[" in snip and snip.strip("…[] ")}
+
+
+def _key_of(path: str) -> str:
+    sha = layout.note_sha(path)
+    return f"c:{sha}" if sha is not None else f"s:{layout.session_slug(path)}"
+
+
+def _path_of(key: str, moment: int) -> str:
+    if key.startswith("c:"):
+        return layout.note_path(key[2:], moment)
+    return layout.session_path(key[2:])
+
+
+def _doc_path(doc: _Doc) -> str:
+    if doc.path is not None:
+        return doc.path
+    if doc.kind == "digest":
+        return layout.DIGEST
+    return _path_of(doc.key, doc.time)
+
+
+def _cite(doc: _Doc) -> str:
+    if doc.kind == "note":
+        return f"c:{doc.key[2:9]}"
+    if doc.kind == "digest":
+        return f"digest:{(doc.line or '').split(_US)[0]}"
+    return doc.key
+
+
+def _is_sha(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 40 and all(c in _HEX for c in value)
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def _timestamp(value: object, fallback: int) -> int:
@@ -648,26 +983,29 @@ def drop(loc: Location) -> None:
 
 
 def render(answer: Answer, max_chars: int = AGENT_MAX_CHARS) -> str:
-    """The answer for a person or an agent: one header line, two lines per result, never
-    over max_chars; says plainly when nothing matched."""
+    """The answer for a person or an agent: one header line, then each result (a line, the
+    passage that matched, what it holds when not everything, and the merge or commits folded
+    into it), never over max_chars; says plainly when nothing matched."""
     terms = " ".join(answer.terms)
     if not answer.hits:
         return (
             f"No results for {terms!r}: no note, session or digest line in the vault "
             f"({answer.indexed:,} indexed) holds "
-            + (
-                "all of these words"
-                if answer.min_terms == len(answer.terms)
-                else f"at least {answer.min_terms} of these {len(answer.terms)} words"
-            )
-            + ". Try other or fewer words."
+            + ("this word" if len(answer.terms) == 1 else "any of these words")
+            + ". Try other words."
         )
     lines = [f"{len(answer.hits)} result(s) for {terms!r} (best first; `gitvault show ID`):"]
     for shown, hit in enumerate(answer.hits):
-        mark = " (partial match)" if hit.partial else ""
-        entry = f"{hit.cite}  {hit.date}  {hit.kind}  {hit.title}{mark}"
+        entry = f"{hit.cite}  {hit.date}  {hit.kind}  {hit.title}"
         if hit.snippet != hit.title:
             entry += f"\n    {hit.snippet}"
+        if hit.partial:
+            entry += f"\n    matched {len(hit.matched)} of {len(answer.terms)}: "
+            entry += " ".join(hit.matched)
+        for rel in hit.related[:3]:
+            entry += f"\n    + {rel.relation} {rel.cite}  {rel.title}"
+        if len(hit.related) > 3:
+            entry += f"\n    + {len(hit.related) - 3} more of the same merge"
         left = len(answer.hits) - shown
         tail = f"[… {left - 1} more result(s) not shown; narrow the query]" if left > 1 else ""
         if len("\n".join([*lines, entry, tail])) > max_chars:

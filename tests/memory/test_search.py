@@ -48,20 +48,27 @@ def test_no_results_is_said_plainly(repo: Repo) -> None:
     assert _ids(cli_in(repo, "search", "kubernetes", "--json")) == []
 
 
-def test_partial_matches_need_most_terms_and_are_marked(repo: Repo) -> None:
+def test_partial_matches_are_ranked_after_fuller_ones_and_marked(repo: Repo) -> None:
     full = repo.commit("fix: drain spool after crash recovery")
     part = repo.commit("fix: drain spool quickly")
-    repo.commit("feat: crash reporter")  # one term of four: never shown
+    repo.commit("feat: crash reporter")  # one term of four: never shown beside a full match
     data = cli_in(repo, "search", "drain", "spool", "crash", "recovery", "--json").json("search")
-    assert data["min_terms"] == 3
     ids = [r["id"] for r in data["results"]]
     assert ids[0] == f"c:{full[:7]}"
-    assert f"c:{part[:7]}" not in ids  # 2 of 4 terms: below the 60 % minimum
+    assert data["results"][0]["matched"] == ["drain", "spool", "crash", "recovery"]
+    # Two common words of four hold less than SHOW_SHARE of what the full match holds.
+    assert f"c:{part[:7]}" not in ids
+    assert data["min_terms"] == 4
     three = repo.commit("docs: spool drain after a crash")
     data = cli_in(repo, "search", "drain", "spool", "crash", "recovery", "--json").json("search")
     by_id = {r["id"]: r for r in data["results"]}
     assert by_id[f"c:{three[:7]}"]["partial"] is True
+    assert by_id[f"c:{three[:7]}"]["matched"] == ["drain", "spool", "crash"]
     assert by_id[f"c:{full[:7]}"]["partial"] is False
+    assert [r["id"] for r in data["results"]][:2] == [f"c:{full[:7]}", f"c:{three[:7]}"]
+    assert data["min_terms"] == 3
+    text = cli_in(repo, "search", "drain", "spool", "crash", "recovery").out
+    assert "matched 3 of 4: drain spool crash" in text
 
 
 def test_sessions_and_past_digest_lines_are_indexed(repo: Repo) -> None:
@@ -186,9 +193,11 @@ def test_concurrent_searches_and_writes_leave_a_consistent_index(repo: Repo) -> 
     answer = search.Index(resolve(repo.path)).search("gadget", limit=50)
     assert len(answer.hits) == 10
     with sqlite3.connect(repo.state_dir / statedir.SEARCH_INDEX) as conn:
-        docs = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
-        fts = conn.execute("SELECT count(*) FROM fts").fetchone()[0]
-    assert docs == fts
+        notes = conn.execute("SELECT count(*) FROM docs WHERE kind = 'note'").fetchone()[0]
+        indexed = conn.execute("SELECT count(*) FROM words WHERE words MATCH 'gadget'")
+        assert indexed.fetchone()[0] == notes == 10
+        for table in ("words", "names"):  # FTS5's own check of its postings
+            conn.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
 
 
 def test_search_from_a_subprocess_and_a_linked_worktree(repo: Repo, tmp_path: Path) -> None:
@@ -204,3 +213,61 @@ def test_a_query_without_words_is_an_error(repo: Repo, query: str) -> None:
     result = cli_in(repo, "search", "--json", "--", query)
     assert result.code == 1
     assert "no words" in result.json("error")["message"]
+
+
+def test_inflected_words_find_each_other(repo: Repo) -> None:
+    sha = repo.commit("Fixes the pager when the terminal is resized")
+    assert _ids(cli_in(repo, "search", "fixed", "resizing", "--json")) == [f"c:{sha[:7]}"]
+
+
+def test_a_qualified_name_matches_where_it_is_said_not_where_its_parts_are(repo: Repo) -> None:
+    said = repo.commit("Let click.prompt hide its input", {"docs/prompts.rst": "x\n"})
+    parts = repo.commit("Tidy the prompt tests", {"src/click/prompt_tests.py": "y\n"})
+    found = _ids(cli_in(repo, "search", "click.prompt", "--json"))
+    assert found[0] == f"c:{said[:7]}"
+    # The other note holds "click" and "prompt" as words, not the name: ranked below, partial.
+    data = cli_in(repo, "search", "click.prompt", "--json").json("search")
+    by_id = {r["id"]: r for r in data["results"]}
+    if f"c:{parts[:7]}" in by_id:
+        assert by_id[f"c:{parts[:7]}"]["partial"] is True
+    # A file's base name and its path tail find the note that lists it.
+    assert _ids(cli_in(repo, "search", "prompts.rst", "--json")) == [f"c:{said[:7]}"]
+    assert _ids(cli_in(repo, "search", "docs/prompts.rst", "--json")) == [f"c:{said[:7]}"]
+
+
+def test_trailers_are_not_searchable(repo: Repo) -> None:
+    repo.commit("Speed up the tokenizer\n\nSigned-off-by: Zebediah Quux <z@example.com>")
+    assert _ids(cli_in(repo, "search", "Zebediah", "--json")) == []
+    assert _ids(cli_in(repo, "search", "tokenizer", "--json"))
+
+
+def test_a_merge_and_the_commits_it_brought_in_are_one_result(repo: Repo) -> None:
+    repo.git("checkout", "-q", "-b", "topic")
+    one = repo.commit("Teach the walker about sparse checkouts")
+    two = repo.commit("Document the sparse walker")
+    repo.git("checkout", "-q", "-")
+    repo.commit("Unrelated change on the main line")
+    repo.run("merge", "-q", "--no-ff", "-m", "Merge branch 'topic': sparse walker", "topic")
+    merge = repo.head()
+    assert repo.git("rev-parse", f"{merge}^2") == two
+    data = cli_in(repo, "search", "sparse", "walker", "--json").json("search")
+    results = data["results"]
+    assert len(results) == 1, results
+    cites = {results[0]["id"], *(r["id"] for r in results[0]["related"])}
+    assert cites == {f"c:{merge[:7]}", f"c:{one[:7]}", f"c:{two[:7]}"}
+    relations = {r["id"]: r["relation"] for r in results[0]["related"]}
+    if results[0]["id"] != f"c:{merge[:7]}":
+        assert relations[f"c:{merge[:7]}"] == "merge"
+    text = cli_in(repo, "search", "sparse", "walker").out
+    assert text.startswith("1 result(s)") and "+ " in text
+    # The main line's own commit is not swallowed by the merge.
+    assert _ids(cli_in(repo, "search", "unrelated", "--json"))
+
+
+def test_a_query_may_hold_words_that_look_like_options(repo: Repo) -> None:
+    sha = repo.commit("Rewrite add --interactive in C")
+    for args in (("add", "--interactive"), ("--", "add", "--interactive"), ("-p",)):
+        found = cli_in(repo, "search", *args, "--json")
+        assert found.code == 0, (args, found)
+    assert _ids(cli_in(repo, "search", "add", "--interactive", "--json")) == [f"c:{sha[:7]}"]
+    assert "Rewrite add" in cli_in(repo, "search", "add", "--interactive").out
