@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -34,9 +34,12 @@ _RAW_SUBJECT = re.compile(
 )
 
 
-def standing_lines(digest: digest_mod.Digest, name: str) -> list[str]:
+def standing_lines(
+    digest: digest_mod.Digest, name: str, flagged: Collection[str] = ()
+) -> list[str]:
     """The lines of a category fit to be standing instructions: each cites its evidence, none
-    is a raw commit subject, a cut marker or a placeholder."""
+    is a raw commit subject, a cut marker, a placeholder, or a line `gitvault verify` flags
+    (`flagged`: its recorded results for this digest)."""
     lines = next((v for k, v in digest.categories.items() if k.lower() == name.lower()), [])
     return [
         line
@@ -45,16 +48,19 @@ def standing_lines(digest: digest_mod.Digest, name: str) -> list[str]:
         and not digest_mod.is_marker(line)
         and line != digest_mod.PLACEHOLDER
         and not _RAW_SUBJECT.match(line)
+        and line not in flagged
     ]
 
 
-def block_text(digest: digest_mod.Digest | None, config: VaultConfig) -> str:
+def block_text(
+    digest: digest_mod.Digest | None, config: VaultConfig, flagged: Collection[str] = ()
+) -> str:
     """The managed section: the session mechanics, then the digest's Conventions and Gotchas
-    (only lines with evidence, never raw commit subjects)."""
+    (only lines with evidence, never raw commit subjects, never a line verify flags)."""
     parts = [texts.agent_file_mechanics()]
     if digest is not None:
         for name in (config.categories[2].name, config.categories[3].name):
-            section = "\n".join(standing_lines(digest, name))
+            section = "\n".join(standing_lines(digest, name, flagged))
             if section.strip():
                 parts.append(f"\n### {name}\n{outbound(section)}")
     text = "\n".join(parts)
@@ -112,10 +118,12 @@ def refresh(
     files: list[str] | None = None,
     raise_on_refusal: bool = True,
     explicit: bool = False,
+    flagged: Collection[str] = (),
 ) -> PatchReport:
-    """Patch the agent files of a worktree from the vault's current digest: `files`, else
-    vault.toml's patch.files. Every name is checked first (`unsafe_target`); one that fails is
-    reported and left alone — or raised, when a person named it (`explicit`)."""
+    """Patch the agent files of a worktree from the vault's current digest, without the lines
+    `flagged` (what verify found stale or dangling in it): `files`, else vault.toml's
+    patch.files. Every name is checked first (`unsafe_target`); one that fails is reported and
+    left alone — or raised, when a person named it (`explicit`)."""
     if loc_workdir is None:
         return PatchReport()
     current = None if vault_text is None else digest_mod.parse(vault_text, config, strict=False)
@@ -129,7 +137,7 @@ def refresh(
     done = patch_files(
         loc_workdir,
         kept,
-        block_text(current, config),
+        block_text(current, config, flagged),
         raise_on_refusal=raise_on_refusal,
     )
     done.refused[:0] = refused
@@ -243,14 +251,27 @@ def refresh_from_vault(
     vault = Vault(loc)
     vault.check_format()
     config = load_config(vault)
+    text = vault.read_text(layout.DIGEST)
     return refresh(
         loc.workdir,
-        vault.read_text(layout.DIGEST),
+        text,
         config,
         files=files,
         raise_on_refusal=raise_on_refusal,
         explicit=explicit,
+        flagged=_flagged(loc, text),
     )
+
+
+def _flagged(loc: Location, digest_text: str | None) -> set[str]:
+    """The lines of this digest that verify (or the fold that wrote it) recorded as stale or
+    dangling; nothing when it was not checked."""
+    from gitvault.fold.truth import blob_id
+    from gitvault.memory import staleness
+
+    if digest_text is None:
+        return set()
+    return set(staleness.stale_lines(loc, blob_id(digest_text.encode())))
 
 
 def fold_and_patch(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> Folded:
@@ -261,12 +282,12 @@ def fold_and_patch(loc: Location, opts: FoldOptions, say: Say = lambda _: None) 
 
     result = fold(loc, opts, say)
     patched = None
+    if result.commits and not result.verified:
+        _verify_quietly(loc)
     if result.commits and loc.workdir is not None:
         files = _already_patched(loc) if agents_off(loc.workdir) else _served_files(loc)
         if files is None or files:
             patched = refresh_from_vault(loc, files=files, raise_on_refusal=False)
-    if result.commits:
-        _verify_quietly(loc)
     return Folded(result, patched)
 
 

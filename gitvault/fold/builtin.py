@@ -8,12 +8,15 @@ knows at the fold's read tip, not from commit subjects sorted by their first wor
   newest session of every branch (a parallel worktree's task stays), minus those a later commit
   or session shows as done.
 - History is mined (gitvault.fold.mine): conventions (commit style, where tests live, files
-  that change together), gotchas (reverts, fix-after-fix hot spots), state (recent activity by
-  branch and area, worktrees, latest release), architecture (where the code lives, the
-  most-changed files). Each line cites the commits that show it.
+  that change together), gotchas (reverts that stand, fix-after-fix hot spots), state (recent
+  activity by branch and area, worktrees, the latest release from the tags), architecture
+  (where the code lives, the most-changed files), only about paths that exist now. Each line
+  cites the commits that show it and says it was mined from history, so an agent can weigh it;
+  a person's fact (a session's) on the same subject outranks it: the mined line is left out.
 
-The digest is a pure function of the items it covers (notes and sessions up to the read tip),
-so an incremental fold equals a rebuild over the same items. The current digest's lines are
+The digest is a function of the items it covers (notes and sessions up to the read tip) and of
+the repository now (HEAD's files, tags), so an incremental fold equals a rebuild over the same
+items at the same HEAD. The current digest's lines are
 kept only when a model wrote it (a fallback fold must not wipe a model's digest): then they
 follow the sessions' facts, and `base_merger` in the front matter says so.
 
@@ -30,8 +33,9 @@ from gitvault.fold import digest as digest_mod
 from gitvault.fold import mine
 from gitvault.fold.digest import Digest
 from gitvault.fold.items import Item
-from gitvault.fold.merger import MergeContext
+from gitvault.fold.merger import MergeContext, MergerFailed
 from gitvault.fold.mine import Fact
+from gitvault.fold.truth import Ground
 from gitvault.memory import sections
 from gitvault.vault.config import VaultConfig
 
@@ -99,7 +103,8 @@ def _clean(text: str) -> str:
 
 
 def render_line(fact: Fact) -> str:
-    return f"- {_clean(fact.text)} ({', '.join(fact.cites)})"
+    mined = f"; {mine.MINED}" if fact.mined else ""
+    return f"- {_clean(fact.text)}{mined} ({', '.join(fact.cites)})"
 
 
 @dataclass
@@ -262,12 +267,13 @@ def _carried_fact(line: str) -> Fact:
 
 
 def builtin_merge(
-    current: Digest, history: list[Item], config: VaultConfig
+    current: Digest, history: list[Item], config: VaultConfig, ground: Ground
 ) -> tuple[Digest, str | None]:
     """The digest of everything in `history`; and which model's lines were carried, if any."""
     sessions = _sessions(history)
     manual = [s for s in sessions if s.mode != "auto"]
     found = mine.commits(history)
+    now = mine.Now(ground)
     carried = _carried(current, config)
     cats = [_Category() for _ in range(6)]
 
@@ -288,21 +294,40 @@ def builtin_merge(
     for slot, lines in enumerate(carried[:6]):
         for line in lines:
             cats[slot].add(_carried_fact(line))
-    for fact in mine.breaking(found):
-        cats[DECISIONS].add(fact)
-    for fact in [*mine.message_style(found), *mine.tests_layout(found), *mine.co_changes(found)]:
-        cats[CONVENTIONS].add(fact)
-    for fact in [*mine.reverts(found, found), *mine.hot_spots(found)]:
-        cats[GOTCHAS].add(fact, against=cats[DECISIONS].words())
-    for fact in mine.activity(found):
-        cats[STATE].add(fact)
-    for fact in mine.layout_facts(found):
-        cats[ARCHITECTURE].add(fact)
+    said = [w for cat in cats for f, w in cat.facts if f.keep_text]
+    mined: list[tuple[int, list[Fact]]] = [
+        (DECISIONS, mine.breaking(found, now)),
+        (
+            CONVENTIONS,
+            [
+                *mine.message_style(found, now),
+                *mine.tests_layout(found, now),
+                *mine.co_changes(found, now),
+            ],
+        ),
+        (GOTCHAS, [*mine.reverts(found, ground), *mine.hot_spots(found, now)]),
+        (STATE, [*mine.activity(found, now), *mine.release(found, ground)]),
+        (ARCHITECTURE, mine.layout_facts(found, now)),
+    ]
+    for slot, facts in mined:
+        for fact in facts:
+            if not _outranked(fact, said):
+                cats[slot].add(fact)
 
     names = [c.name for c in config.categories]
     out = Digest({name: cats[slot].lines() for slot, name in enumerate(names)})
     base = str(current.meta.get("base_merger") or current.meta.get("merger") or "")
     return out, (base if any(carried) and base and base != NAME else None)
+
+
+def _outranked(fact: Fact, said: list[frozenset[str]]) -> bool:
+    """A mined fact on a subject a person's fact (a session's, a model's carried line) is
+    about: every word of one of its subjects appears in that fact."""
+    for subject in fact.about:
+        words = tokens(" ".join(sorted(subject)))
+        if words and any(words <= other for other in said):
+            return True
+    return False
 
 
 class BuiltinMerger:
@@ -323,7 +348,10 @@ class BuiltinMerger:
         ctx: MergeContext,
     ) -> tuple[Digest, int]:
         history = ctx.history() or batch
-        new, base = builtin_merge(current, history, config)
+        ground = ctx.ground()
+        if ground is None:
+            raise MergerFailed("the builtin merger mines history: it needs the repository")
+        new, base = builtin_merge(current, history, config, ground)
         if base:
             new.meta["base_merger"] = base
         digest_mod.check_citations(new, ctx.exists)

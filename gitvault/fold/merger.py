@@ -12,6 +12,7 @@ from typing import Protocol
 from gitvault.errors import GitvaultError
 from gitvault.fold import digest as digest_mod
 from gitvault.fold.items import Item
+from gitvault.fold.truth import Ground
 from gitvault.vault.config import VaultConfig
 
 Exists = Callable[[str, str], bool]  # (kind, id) → whether a citation resolves
@@ -29,16 +30,23 @@ def _no_history() -> list[Item]:
     return []
 
 
+def _no_ground() -> Ground | None:
+    return None
+
+
 @dataclass
 class MergeContext:
     """What a merger may consult besides the current digest and the batch: which citations
     resolve, and (for the builtin merger, which mines history) every item the digest will
-    cover once this batch is folded. `older`: the batch is older history than the digest's
-    facts (a recent-first fold working through its backlog), so on a conflict the digest wins."""
+    cover once this batch is folded and the repository as it is now (the truth model's
+    ground: HEAD's files, tags, reverts). `older`: the batch is older history than the
+    digest's facts (a recent-first fold working through its backlog), so on a conflict the
+    digest wins."""
 
     exists: Exists
     history: Callable[[], list[Item]] = field(default=_no_history)
     older: bool = False
+    ground: Callable[[], Ground | None] = field(default=_no_ground)
 
 
 class Merger(Protocol):

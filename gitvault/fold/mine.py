@@ -1,15 +1,21 @@
 """History mining for the builtin merger: what a newcomer could not see at a glance in
-`git log`, each fact with the commits that show it.
+`git log`, each fact with the commits that show it, and each only when it is true of the
+repository as it is now (gitvault.fold.truth).
 
-Conventions: commit message style, where tests live and for what, files that change together
-(e.g. "changes under src/ come with a CHANGES.rst entry"). Gotchas: reverts and what they
-reverted, fix-after-fix hot spots. State: recent activity by branch and area, worktrees, the
-latest release. Architecture: where the code lives, the most-changed files.
+Conventions: commit message style (Conventional Commits, `area: summary`, capitalised
+sentences — each only when most recent subjects follow it, with the real count), where tests
+live and for what, files that change together. Gotchas: reverts that stand (a reverted revert
+is no gotcha; a change that re-landed says so), fix-after-fix hot spots. State: recent
+activity by branch and area, the latest release (from tags, not from commit subjects).
+Architecture: where the code lives (top-level files count), the most-changed files.
 
-Everything here is a pure function of the notes it is given, computed relative to the newest
-note's date (never the wall clock), so the same notes always give the same facts, whatever
-order they were folded in. Merge commits, commits a rewrite replaced (amend, rebase) and
-copies of the same change are left out before anything is counted.
+Only paths that exist at HEAD are named: a file deleted or moved years ago says nothing about
+the code now. Counts are what `git log -- <path>` shows for the path as it is named now.
+
+Everything here is a function of the notes it is given and of the repository's HEAD and tags,
+computed relative to the newest note's date (never the wall clock), so the same notes give the
+same facts whatever order they were folded in. Merge commits, commits a rewrite replaced
+(amend, rebase) and copies of the same change are left out before anything is counted.
 """
 
 from __future__ import annotations
@@ -20,31 +26,36 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from gitvault.fold import truth
 from gitvault.fold.items import Item
 from gitvault.vault.notebody import parse_body
 
 DAY = 86_400
 RECENT_DAYS = 30  # "recent activity" is the 30 days up to the newest commit
 STYLE_WINDOW = 300  # commit style from the newest 300 commits
+LAYOUT_WINDOW = 600  # where the code changes: the newest 600 commits
 MAX_PAIR_FILES = 12  # a commit touching more files says little about which belong together
 MAX_FILES = 40  # bulk commits (reformatting, vendoring) are not evidence of anything
+MINED = "mined from history"  # what every mined line says of itself
+MINE_NOTES = 5000  # the builtin merger mines at most the newest this many notes
 
+# Conventional Commits' types (the specification's and the Angular convention's).
+_CC_TYPE_NAMES = "feat fix docs doc style refactor perf test tests build ci chore revert deps"
+CC_TYPES = frozenset(_CC_TYPE_NAMES.split(" "))
 _CC = re.compile(r"^([a-z]+)(\([^)]*\))?(!)?:\s", re.I)
+# `area: summary`: one to three words naming a part of the project (`t/`, `builtin/add`,
+# `doc`, `git-gui`), a colon, the summary.
+_AREA = re.compile(r"^([\w./@+*{}-]+(?:[ ,/][\w./@+*{}-]+){0,2}):\s\S")
 _PR_SUFFIX = re.compile(r"\((?:#|!)\d+\)\s*$")
 _REVERT_SUBJECT = re.compile(r'^Revert "(.+)"\s*$')
-_REVERT_BODY = re.compile(r"This reverts commit ([0-9a-f]{7,40})", re.I)
 _FIX = re.compile(
-    r"^(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|^fix(?:es|ed)?\b|\bbug\s?fix|\bregression\b"
-    r"|\bcrash(?:es|ed)?\b|\bfix(?:es|ed)? (?:a |the )?(?:bug|crash|issue|error)",
-    re.I,
-)
-_RELEASE = re.compile(
-    r"^(?:release|chore\(release\)|bump version|version bump)\b|^v?\d+\.\d+(?:\.\d+)*$"
-    r"|\brelease (?:version )?v?\d+\.\d+",
+    r"^(?:[\w./-]+(?:\([^)]*\))?!?:\s*)?(?:fix(?:es|ed|ing)?|bugfix|hotfix)\b|\bbug\s?fix"
+    r"|\bregression\b|\bcrash(?:es|ed)?\b|\bfix(?:es|ed)? (?:a |the )?(?:bug|crash|issue|error)",
     re.I,
 )
 _TRIVIAL = re.compile(r"\b(?:typos?|spelling|whitespace|lint|comments?|wording)\b", re.I)
 _BREAKING = re.compile(r"^BREAKING[ -]CHANGE:\s*(.+)$", re.M)
+_NOT_IMPERATIVE = re.compile(r"(?:ed|ing|s)$")
 _TEST_DIRS = {"test", "tests", "__tests__", "spec", "specs", "testing", "t"}
 _TEST_NAME = re.compile(
     r"(?:^test_.+\.py$|_test\.(?:py|go|rb|exs?)$|\.(?:test|spec)\.[cm]?[jt]sx?$|Tests?\.java$"
@@ -53,6 +64,8 @@ _TEST_NAME = re.compile(
 _CHANGELOG = re.compile(r"^(?:changes|changelog|history|news|release[-_ ]?notes)\b", re.I)
 _DOC_DIRS = {"doc", "docs", "documentation", "website", "site"}
 _CODE_ROOTS = {"src", "lib", "packages", "pkg", "apps", "crates", "cmd", "internal", "modules"}
+_NOT_CODE = re.compile(r"^(?:\..+|license.*|licence.*|copying.*|authors.*|notice.*)$", re.I)
+TOP_LEVEL = "the top level"
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,7 @@ class Commit:
     cite: str
     subject: str
     body: str
-    files: tuple[str, ...]
+    files: tuple[str, ...]  # as named after the commit (a rename's new name)
     when: int
     branch: str
     worktree: str
@@ -78,6 +91,10 @@ class Fact:
     cites: tuple[str, ...]
     when: int = 0
     keep_text: bool = field(default=False)  # written by a person: never reworded
+    mined: bool = False  # computed from history (its line says so)
+    # What a mined fact is about: sets of words; a person's fact naming every word of one of
+    # them is on the same subject, and wins.
+    about: tuple[frozenset[str], ...] = ()
 
 
 def day(when: int) -> str:
@@ -106,7 +123,7 @@ def commits(notes: Iterable[Item]) -> list[Commit]:
         if len(_as_list(note.meta.get("parents"))) > 1 or sha.lower() in replaced:
             continue
         parsed = parse_body(note.body)
-        subject, files = parsed.subject, parsed.files
+        subject, files = parsed.subject, tuple(truth.current_name(f) for f in parsed.files)
         commit = Commit(
             sha=sha,
             cite=note.cite,
@@ -123,6 +140,43 @@ def commits(notes: Iterable[Item]) -> list[Commit]:
         if old is None or commit.order > old.order:
             found[key] = commit
     return sorted(found.values(), key=lambda c: c.order)
+
+
+def noted(notes: Iterable[Item]) -> list[truth.Noted]:
+    """Every noted commit (merges and rewritten ones included) as the truth model reads it."""
+    raw = [n for n in notes if n.kind == "note"]
+    depth = _depths(raw)
+    out = []
+    for note in raw:
+        parsed = parse_body(note.body)
+        out.append(
+            truth.Noted(
+                sha=str(note.meta.get("sha") or "").lower(),
+                subject=parsed.subject,
+                files=parsed.files,
+                when=note.when,
+                reverts_named=tuple(truth.REVERT_BODY.findall(parsed.message)),
+                merge=len(_as_list(note.meta.get("parents"))) > 1,
+                depth=depth.get(str(note.meta.get("sha") or "").lower(), 0),
+            )
+        )
+    return out
+
+
+def record(notes: Iterable[Item]) -> truth.Record:
+    return truth.Record(noted(notes))
+
+
+def record_from_vault(loc: object, vault: object) -> truth.Record:
+    """The truth model's record of the vault's notes (the newest the builtin merger mines)."""
+    from gitvault.fold import items as items_mod
+    from gitvault.vault.store import Vault
+
+    assert isinstance(vault, Vault)
+    tip = vault.tip()
+    if tip is None:
+        return truth.Record(())
+    return record(items_mod.items_at(vault, tip, max_notes=MINE_NOTES))
 
 
 def _depths(raw: list[Item]) -> dict[str, int]:
@@ -181,14 +235,12 @@ def area(path: str) -> str:
     return parts[0] + "/"
 
 
-def _is_code(path: str) -> bool:
-    return not (is_test(path) or is_changelog(path) or is_doc(path)) and "/" in path
-
-
-def _cites(found: Iterable[Commit], n: int = 2) -> tuple[str, ...]:
-    """The newest n commits as citations."""
-    ordered = sorted(found, key=lambda c: c.order, reverse=True)
-    return tuple(dict.fromkeys(c.cite for c in ordered))[:n]
+def is_code(path: str) -> bool:
+    """Code: neither tests, changelogs nor docs; a top-level file counts (git's own *.c are
+    top-level), except dotfiles and licence texts."""
+    if is_test(path) or is_changelog(path) or is_doc(path):
+        return False
+    return "/" in path or not _NOT_CODE.match(path)
 
 
 def _pct(part: int, whole: int) -> str:
@@ -200,82 +252,155 @@ def _short(text: str, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _about_paths(*paths: str) -> tuple[frozenset[str], ...]:
+    """What a fact about these paths is about, in the words a person's fact would use."""
+    out = []
+    for path in paths:
+        words = re.findall(r"[a-z0-9][a-z0-9_./-]*[a-z0-9]", path.lower())
+        if words:
+            out.append(frozenset(words))
+    return tuple(out)
+
+
+def _both(a: str, b: str) -> frozenset[str]:
+    return frozenset(w for group in _about_paths(a, b) for w in group)
+
+
+class Now:
+    """The repository now, as every miner asks it: which paths and areas exist at HEAD, and
+    which commits can still be cited as evidence (a reverted commit's change is gone)."""
+
+    def __init__(self, ground: truth.Ground) -> None:
+        self.ground = ground
+
+    def cites(self, found: Iterable[Commit], n: int = 2) -> tuple[str, ...]:
+        """The newest n commits as citations, reverted ones left out."""
+        reverted = self.ground.record.reverted_by
+        ordered = sorted(found, key=lambda c: c.order, reverse=True)
+        usable = [c.cite for c in ordered if c.sha.lower() not in reverted]
+        return tuple(dict.fromkeys(usable))[:n]
+
+    def path(self, path: str) -> bool:
+        return self.ground.exists_now(path)
+
+    def area(self, name: str) -> bool:
+        return self.ground.exists_now(name.rstrip("/"))
+
+
 # --------------------------------------------------------------------------- conventions
 
+_STYLE_ABOUT = (
+    frozenset({"commit", "subject"}),
+    frozenset({"commit", "message"}),
+    frozenset({"conventional", "commit"}),
+)
 
-def message_style(found: list[Commit]) -> list[Fact]:
+
+def subject_style(subject: str) -> str:
+    """cc (a Conventional Commits type), area (`area: summary`), capital, or other."""
+    cc = _CC.match(subject)
+    if cc and cc.group(1).lower() in CC_TYPES:
+        return "cc"
+    if _AREA.match(subject):
+        return "area"
+    return "capital" if subject[:1].isupper() else "other"
+
+
+def message_style(found: list[Commit], now: Now) -> list[Fact]:
     recent = found[-STYLE_WINDOW:]
     if len(recent) < 5:
         return []
-    typed = [(c, _CC.match(c.subject)) for c in recent]
-    cc = [(c, m) for c, m in typed if m]
+    n = len(recent)
+    styles = Counter(subject_style(c.subject) for c in recent)
     facts: list[Fact] = []
-    if len(cc) >= 0.5 * len(recent):
+    when = recent[-1].when
+    if styles["cc"] >= 0.5 * n:
+        cc = [
+            (c, m)
+            for c in recent
+            if (m := _CC.match(c.subject)) and subject_style(c.subject) == "cc"
+        ]
         types = Counter(m.group(1).lower() for _, m in cc)
-        top = ", ".join(f"{t} {_pct(n, len(recent))}" for t, n in types.most_common(4))
-        scoped = sum(1 for _, m in cc if m.group(2))
+        top = ", ".join(f"{t} {_pct(k, n)}" for t, k in types.most_common(4))
+        scoped = [m.group(2)[1:-1] for _, m in cc if m.group(2)]
         scope = ""
-        if scoped >= 0.3 * len(cc):
-            scopes = Counter(m.group(2)[1:-1] for _, m in cc if m.group(2))
-            scope = (
-                f"; a scope names the area, e.g. ({', '.join(s for s, _ in scopes.most_common(3))})"
-            )
-        text = (
-            f"Commit subjects use Conventional Commits ({len(cc)} of the last {len(recent)}: "
-            f"{top}){scope}"
+        if len(scoped) >= 0.3 * len(cc):
+            common = ", ".join(s for s, _ in Counter(scoped).most_common(3))
+            scope = f"; a scope names the area, e.g. ({common})"
+        text = f"Commit subjects use Conventional Commits ({len(cc)} of the last {n}: {top}){scope}"
+        facts.append(
+            Fact(text, now.cites((c for c, _ in cc), 2), when, mined=True, about=_STYLE_ABOUT)
         )
-        facts.append(Fact(text, _cites((c for c, _ in cc), 2), recent[-1].when))
+    elif styles["area"] + styles["cc"] >= 0.5 * n:
+        # a type word ("doc:", "fix:") names an area as well in a history that is not CC
+        prefixed = [c for c in recent if subject_style(c.subject) in ("area", "cc")]
+        areas = Counter(m.group(1) for c in prefixed if (m := _AREA.match(c.subject)))
+        examples = ", ".join(f'"{a}: …"' for a, _ in areas.most_common(3))
+        text = (
+            f"Commit subjects name the area they change, `area: summary` ({len(prefixed)} of "
+            f"the last {n}; e.g. {examples})"
+        )
+        facts.append(Fact(text, now.cites(prefixed, 2), when, mined=True, about=_STYLE_ABOUT))
     else:
         capital = [c for c in recent if c.subject[:1].isupper()]
-        words = Counter(c.subject.split(" ", 1)[0] for c in capital if c.subject)
-        if len(capital) >= 0.6 * len(recent):
-            verbs = ", ".join(f'"{w} …"' for w, _ in words.most_common(3))
-            text = (
-                f"Commit subjects are capitalised imperative sentences without a type prefix "
-                f"({len(capital)} of the last {len(recent)}; most start {verbs})"
+        if len(capital) >= 0.6 * n:
+            firsts = Counter(c.subject.split(" ", 1)[0] for c in capital)
+            verbs = [w for w, _ in firsts.most_common(3)]
+            plain = sum(k for w, k in firsts.items() if not _NOT_IMPERATIVE.search(w.lower()))
+            kind = (
+                "capitalised imperative sentences"
+                if plain >= 0.6 * len(capital)
+                else ("capitalised sentences")
             )
-            facts.append(Fact(text, _cites(capital, 2), recent[-1].when))
+            text = (
+                f"Commit subjects are {kind} without a type prefix ({len(capital)} of the last "
+                f"{n}; most start {', '.join(f'{chr(34)}{w} …{chr(34)}' for w in verbs)})"
+            )
+            facts.append(Fact(text, now.cites(capital, 2), when, mined=True, about=_STYLE_ABOUT))
     pr = [c for c in recent if _PR_SUFFIX.search(c.subject)]
-    if len(pr) >= 0.3 * len(recent):
+    if len(pr) >= 0.3 * n:
         text = (
             f"Commit subjects end with the pull-request number, e.g. "
-            f'"{_short(pr[-1].subject, 60)}" ({len(pr)} of the last {len(recent)})'
+            f'"{_short(pr[-1].subject, 60)}" ({len(pr)} of the last {n})'
         )
-        facts.append(Fact(text, _cites(pr, 1), recent[-1].when))
+        facts.append(Fact(text, now.cites(pr, 1), when, mined=True, about=_STYLE_ABOUT))
     return facts
 
 
-def tests_layout(found: list[Commit]) -> list[Fact]:
-    with_tests = [c for c in found if any(is_test(f) for f in c.files)]
+def tests_layout(found: list[Commit], now: Now) -> list[Fact]:
+    with_tests = [c for c in found if any(is_test(f) and now.path(f) for f in c.files)]
     if len(with_tests) < 3:
         return []
     dirs: Counter[str] = Counter()
     names: Counter[str] = Counter()
     for c in with_tests:
-        for f in {f for f in c.files if is_test(f)}:
+        for f in {f for f in c.files if is_test(f) and now.path(f)}:
             parts = f.split("/")
             cut = next((i for i, p in enumerate(parts[:-1]) if p.lower() in _TEST_DIRS), None)
             dirs["/".join(parts[: cut + 1]) + "/" if cut is not None else "(next to the code)"] += 1
             names[_name_pattern(parts[-1])] += 1
     where, _ = dirs.most_common(1)[0]
     pattern, _ = names.most_common(1)[0]
-    # for what: the code areas whose commits touch tests most often
+    # for what: the code areas (as they are now) whose commits touch tests most often
     touched: Counter[str] = Counter()
     tested: Counter[str] = Counter()
     for c in found:
-        areas = {area(f) for f in c.files if _is_code(f)}
+        areas = {area(f) for f in c.files if is_code(f)}
         has_test = any(is_test(f) for f in c.files)
         for a in areas:
             touched[a] += 1
             tested[a] += has_test
     parts = []
-    for a, n in touched.most_common(3):
-        if n >= 5:
+    for a, n in sorted(touched.items(), key=lambda kv: (-kv[1], kv[0])):
+        if n < 5 or len(parts) >= 3:
+            break
+        if now.area(a):
             parts.append(f"{_pct(tested[a], n)} of {n} commits under {a}")
     share = f"; {', '.join(parts)} touch tests too" if parts else ""
     text = f"Tests live in {where} ({pattern}){share}"
-    facts = [Fact(text, _cites(with_tests, 2), with_tests[-1].when)]
-    mapping = _test_mapping(found)
+    about = (frozenset({"tests", "live"}), frozenset({"test", "folder"}))
+    facts = [Fact(text, now.cites(with_tests, 2), with_tests[-1].when, mined=True, about=about)]
+    mapping = _test_mapping(found, now)
     if mapping:
         facts.append(mapping)
     return facts
@@ -293,6 +418,8 @@ def _name_pattern(name: str) -> str:
     ):
         if re.search(pattern, name):
             return label
+    if "." in name.strip("."):
+        return "*." + name.rsplit(".", 1)[-1]
     return "files named freely"
 
 
@@ -302,31 +429,34 @@ def _stem(name: str) -> str:
     return base.lower()
 
 
-def _test_mapping(found: list[Commit]) -> Fact | None:
+def _test_mapping(found: list[Commit], now: Now) -> Fact | None:
     """Tests named after the module they test (core.py ↔ test_core.py), seen together."""
     pairs: Counter[tuple[str, str]] = Counter()
     evidence: dict[tuple[str, str], list[Commit]] = defaultdict(list)
     for c in found:
         if len(c.files) > MAX_FILES:
             continue
-        code = {_stem(f.rsplit("/", 1)[-1]): f for f in c.files if _is_code(f)}
+        code = {_stem(f.rsplit("/", 1)[-1]): f for f in c.files if is_code(f) and "/" in f}
         for t in (f for f in c.files if is_test(f)):
             stem = _stem(t.rsplit("/", 1)[-1])
             if stem in code:
                 pairs[(code[stem], t)] += 1
                 evidence[(code[stem], t)].append(c)
-    if sum(pairs.values()) < 3:
+    live = {k: v for k, v in pairs.items() if now.path(k[0]) and now.path(k[1])}
+    if sum(live.values()) < 3:
         return None
-    (src, test), n = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    (src, test), n = sorted(live.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     text = (
         f"Tests are named after the module they test, e.g. {src} → {test} ({n} commits change both)"
     )
-    return Fact(text, _cites(evidence[(src, test)], 2), max(c.when for c in evidence[(src, test)]))
+    seen = evidence[(src, test)]
+    about = (frozenset({"tests", "named"}), _both(src, test))
+    return Fact(text, now.cites(seen, 2), max(c.when for c in seen), mined=True, about=about)
 
 
-def co_changes(found: list[Commit]) -> list[Fact]:
+def co_changes(found: list[Commit], now: Now) -> list[Fact]:
     """Which files and areas change together: companions (changelog, docs, tests) of a code
-    area, then pairs of files that rarely change apart."""
+    area, then pairs of files that rarely change apart. Both ends exist at HEAD."""
     usable = [c for c in found if 0 < len(c.files) <= MAX_FILES]
     if len(usable) < 8:
         return []
@@ -334,19 +464,23 @@ def co_changes(found: list[Commit]) -> list[Fact]:
     n_all = len(usable)
     companions: dict[str, list[Commit]] = defaultdict(list)
     for c in usable:
-        for f in c.files:
-            if is_changelog(f):
-                key = f if "/" not in f or area(f) == f else area(f)
-                companions[key].append(c)
+        for key in {
+            f if "/" not in f or area(f) == f else area(f) for f in c.files if is_changelog(f)
+        }:
+            companions[key].append(c)
     area_commits: dict[str, list[Commit]] = defaultdict(list)
     for c in usable:
-        for a in {area(f) for f in c.files if _is_code(f)}:
+        for a in {area(f) for f in c.files if is_code(f) and "/" in f}:
             area_commits[a].append(c)
     rules: list[tuple[float, Fact]] = []
     for comp, with_comp in companions.items():
+        if not now.area(comp):
+            continue
         comp_set = {c.sha for c in with_comp}
         base = len(comp_set) / n_all
         for a, in_area in area_commits.items():
+            if not now.area(a):
+                continue
             both = [c for c in in_area if c.sha in comp_set]
             conf = len(both) / len(in_area)
             common = len(in_area) >= 0.5 * n_all  # most commits: no contrast to measure
@@ -356,13 +490,14 @@ def co_changes(found: list[Commit]) -> list[Fact]:
                 and conf >= 0.25
                 and (common or conf >= 1.2 * base)
             ):
-                label = "a changelog entry in " + comp
                 how = "usually" if conf >= 0.5 else "often"
                 text = (
-                    f"Changes under {a} {how} come with {label} "
+                    f"Changes under {a} {how} come with a changelog entry in {comp} "
                     f"({len(both)} of {len(in_area)} commits)"
                 )
-                rules.append((conf, Fact(text, _cites(both, 2), both[-1].when)))
+                about = (frozenset({"changelog"}), *_about_paths(comp))
+                fact = Fact(text, now.cites(both, 2), both[-1].when, mined=True, about=about)
+                rules.append((conf, fact))
     rules.sort(key=lambda r: (-r[0], r[1].text))
     facts += [f for _, f in rules[:2]]
     # file pairs that change together
@@ -381,10 +516,10 @@ def co_changes(found: list[Commit]) -> list[Fact]:
                 seen[(a, b)].append(c)
     strong: list[tuple[float, int, tuple[str, str]]] = []
     for (a, b), n in pair.items():
-        if n < 4:
+        if n < 4 or is_test(a) or is_test(b):  # code ↔ test: tests_layout
             continue
         ratio = n / min(count[a], count[b])
-        if ratio >= 0.6 and not (is_test(a) or is_test(b)):  # code ↔ test: tests_layout
+        if ratio >= 0.6 and now.path(a) and now.path(b):
             strong.append((ratio, n, (a, b)))
     strong.sort(key=lambda s: (-s[1], -s[0], s[2]))
     used: set[str] = set()
@@ -393,7 +528,9 @@ def co_changes(found: list[Commit]) -> list[Fact]:
             continue
         used.update((a, b))
         text = f"{a} and {b} change together ({n} of {min(count[a], count[b])} commits)"
-        facts.append(Fact(text, _cites(seen[(a, b)], 2), seen[(a, b)][-1].when))
+        evidence = seen[(a, b)]
+        about = (_both(a, b),)
+        facts.append(Fact(text, now.cites(evidence, 2), evidence[-1].when, mined=True, about=about))
         if len(facts) >= 5:
             break
     return facts
@@ -402,32 +539,43 @@ def co_changes(found: list[Commit]) -> list[Fact]:
 # --------------------------------------------------------------------------- gotchas
 
 
-def reverts(found: list[Commit], everything: list[Commit]) -> list[Fact]:
-    by_prefix: dict[str, Commit] = {}
-    for c in everything:
-        by_prefix.setdefault(c.sha[:7], c)
-    by_subject = {c.subject: c for c in everything}
+def reverts(found: list[Commit], ground: truth.Ground, limit: int = 4) -> list[Fact]:
+    """Reverts that stand, newest first: a revert that was reverted in turn is no gotcha (the
+    change is back), nor is a revert of a revert; a change that landed again says so."""
+    rec = ground.record
     facts: list[Fact] = []
     for c in reversed(found):
-        subject = _REVERT_SUBJECT.match(c.subject)
-        body = _REVERT_BODY.search(c.body)
-        if not subject and not body:
+        sha = c.sha.lower()
+        if sha not in rec.reverts:
             continue
-        original = by_prefix.get(body.group(1)[:7].lower()) if body else None
-        if original is None and subject:
-            original = by_subject.get(subject.group(1))
-        what = original.subject if original else (subject.group(1) if subject else c.subject)
-        if _REVERT_SUBJECT.match(what):
+        if rec.reverted_by.get(sha):
+            continue  # reverted in turn: the change is back
+        targets = rec.reverts[sha]
+        if any(t in rec.reverts for t in targets):
             continue  # a revert of a revert: the change is back
+        original = next((rec.by_sha[t] for t in targets if t in rec.by_sha), None)
+        quoted = _REVERT_SUBJECT.match(c.subject)
+        what = original.subject if original else (quoted.group(1) if quoted else c.subject)
+        cites = [c.cite]
+        if original is not None:
+            cites.append(f"c:{original.sha[:7]}")
+        landed = [x for t in targets if t in rec.by_sha for x in ground.relanded(t, sha)]
         reason = _reason(c.body)
-        cites = (c.cite, original.cite) if original else (c.cite,)
-        text = f'Reverted on {day(c.when)}: "{_short(what, 70)}"' + (
-            f" — {reason}" if reason else " — find out why before trying it again"
-        )
-        facts.append(Fact(text, cites, c.when))
-        if len(facts) >= 4:
+        text = f'Reverted on {day(c.when)}: "{_short(what, 70)}"'
+        if landed:
+            text += f"; it re-landed later in {landed[0][:7]}"
+            cites.append(f"c:{landed[0][:7]}")
+        elif reason:
+            text += f" — {reason}"
+        about = (frozenset(_words(what)) or frozenset({"revert"}),)
+        facts.append(Fact(text, tuple(dict.fromkeys(cites)), c.when, mined=True, about=about))
+        if len(facts) >= limit:
             break
     return facts
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]{4,}", text.lower())}
 
 
 def _reason(body: str) -> str:
@@ -435,25 +583,29 @@ def _reason(body: str) -> str:
         line = line.strip()
         if line.lower().startswith("this reverts"):
             continue
-        if line and not _REVERT_BODY.search(line) and not line.startswith(("[", "Signed-off")):
+        if (
+            line
+            and not truth.REVERT_BODY.search(line)
+            and not line.startswith(("[", "Signed-off"))
+            and not re.match(r"^[A-Z][\w-]*-by:", line)
+        ):
             return _short(line, 70)
     return ""
 
 
-def hot_spots(found: list[Commit]) -> list[Fact]:
-    fixes = [
-        c
-        for c in found
-        if _FIX.search(c.subject)
-        and not _REVERT_SUBJECT.match(c.subject)
-        and not _TRIVIAL.search(c.subject)
-    ]
+def is_fix(subject: str) -> bool:
+    return bool(
+        _FIX.search(subject) and not _REVERT_SUBJECT.match(subject) and not _TRIVIAL.search(subject)
+    )
+
+
+def hot_spots(found: list[Commit], now: Now) -> list[Fact]:
     per_file: dict[str, list[Commit]] = defaultdict(list)
-    for c in fixes:
-        if len(c.files) > MAX_FILES:
+    for c in found:
+        if len(c.files) > MAX_FILES or not is_fix(c.subject):
             continue
         for f in c.files:
-            if _is_code(f) or ("/" not in f and not is_changelog(f) and not is_doc(f)):
+            if is_code(f) and now.path(f):
                 per_file[f].append(c)
     ranked = sorted(per_file.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     facts: list[Fact] = []
@@ -466,9 +618,11 @@ def hot_spots(found: list[Commit]) -> list[Fact]:
         again = f", {close} within a month of the previous" if close else ""
         text = (
             f"{path} needed {len(hits)} fixes{again}; latest {day(latest.when)}: "
-            f'"{_short(latest.subject, 60)}" — read its tests before changing it'
+            f'"{_short(latest.subject, 60)}"'
         )
-        facts.append(Fact(text, _cites(hits, 3), latest.when))
+        facts.append(
+            Fact(text, now.cites(hits, 3), latest.when, mined=True, about=_about_paths(path))
+        )
         if len(facts) >= 3:
             break
     return facts
@@ -477,17 +631,16 @@ def hot_spots(found: list[Commit]) -> list[Fact]:
 # --------------------------------------------------------------------------- state
 
 
-def _areas_summary(found: list[Commit], n: int = 3) -> str:
+def _areas_summary(found: list[Commit], now: Now, n: int = 3) -> str:
     counts: Counter[str] = Counter()
     for c in found:
         for a in {area(f) for f in c.files}:
             counts[a] += 1
-    return ", ".join(
-        f"{a} ({k})" for a, k in sorted(counts.items(), key=lambda x: (-x[1], x[0]))[:n]
-    )
+    live = [(a, k) for a, k in counts.items() if now.area(a)]
+    return ", ".join(f"{a} ({k})" for a, k in sorted(live, key=lambda x: (-x[1], x[0]))[:n])
 
 
-def activity(found: list[Commit]) -> list[Fact]:
+def activity(found: list[Commit], now: Now) -> list[Fact]:
     if not found:
         return []
     ref = found[-1].when
@@ -499,7 +652,7 @@ def activity(found: list[Commit]) -> list[Fact]:
     several_trees = len({c.worktree for c in recent if c.worktree}) > 1
     ordered = sorted(by_branch.items(), key=lambda kv: (-kv[1][-1].when, kv[0]))
     for branch, hits in ordered[:4]:
-        areas = _areas_summary(hits)
+        areas = _areas_summary(hits, now)
         span = f"{day(hits[0].when)} → {day(hits[-1].when)}"
         trees = sorted({c.worktree for c in hits if c.worktree})
         where = f"On {branch}" if branch else "Across branches"
@@ -510,24 +663,57 @@ def activity(found: list[Commit]) -> list[Fact]:
             + (f", mostly {areas}" if areas else "")
             + f'; latest: "{_short(hits[-1].subject, 60)}"'
         )
-        facts.append(Fact(text, _cites(hits, 2), hits[-1].when))
-    releases = [c for c in found if _RELEASE.search(c.subject)]
-    if releases:
-        last = releases[-1]
-        since = sum(1 for c in found if c.when > last.when)
-        text = (
-            f'Latest release commit: "{_short(last.subject, 60)}" on {day(last.when)}; '
-            f"{since} commits since"
-        )
-        facts.append(Fact(text, (last.cite,), last.when))
+        about = (frozenset({"branch", *_words(branch)}),) if branch else ()
+        facts.append(Fact(text, now.cites(hits, 2), hits[-1].when, mined=True, about=about))
     return facts
+
+
+def release(found: list[Commit], ground: truth.Ground) -> list[Fact]:
+    """The latest release, from the tags (newest by date; a pre-release named beside the
+    newest release), and the commits since: never a guess from commit subjects. A release
+    tagged on a branch of its own (a stable branch) cites where it meets HEAD."""
+    newest, stable = ground.release_tags()
+    if newest is None:
+        return []
+    shown = stable or newest
+    base = _meeting_point(ground, shown.commit)
+    commit = ground.record.by_sha.get(base) if base else None
+    if commit is None:
+        return []  # the release shares no noted commit with HEAD: nothing to cite
+    since = _count_since(ground, commit.sha)
+    text = f"Latest release: {shown.name} (tagged {day(shown.created)})"
+    if newest is not shown:
+        text += f"; newest tag {newest.name} is a pre-release"
+    if since is not None:
+        text += f"; {since} commits since"
+    about = (frozenset({"latest", "release"}),)
+    return [Fact(text, (f"c:{commit.sha[:7]}",), shown.created, mined=True, about=about)]
+
+
+def _meeting_point(ground: truth.Ground, commit: str) -> str | None:
+    """The tagged commit when HEAD contains it, else where the two histories meet."""
+    from gitvault.vault import gitcmd
+
+    proc = gitcmd.run_git(["merge-base", commit, "HEAD"], ground.cwd, check=False)
+    out = proc.stdout.decode().strip()
+    return out.lower() if proc.returncode == 0 and len(out) == 40 else None
+
+
+def _count_since(ground: truth.Ground, commit: str) -> int | None:
+    from gitvault.vault import gitcmd
+
+    proc = gitcmd.run_git(
+        ["rev-list", "--count", "--no-merges", f"{commit}..HEAD", "--"], ground.cwd, check=False
+    )
+    out = proc.stdout.decode().strip()
+    return int(out) if proc.returncode == 0 and out.isdigit() else None
 
 
 # --------------------------------------------------------------------------- architecture
 
 
-def layout_facts(found: list[Commit]) -> list[Fact]:
-    recent = found[-STYLE_WINDOW * 2 :]
+def layout_facts(found: list[Commit], now: Now) -> list[Fact]:
+    recent = found[-LAYOUT_WINDOW:]
     code: Counter[str] = Counter()
     files: Counter[str] = Counter()
     exts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -535,32 +721,38 @@ def layout_facts(found: list[Commit]) -> list[Fact]:
         if len(c.files) > MAX_FILES:
             continue
         for f in c.files:
-            if _is_code(f):
-                code[area(f)] += 1
-                files[f] += 1
-                if "." in f.rsplit("/", 1)[-1]:
-                    exts[area(f)]["." + f.rsplit(".", 1)[-1]] += 1
+            if not is_code(f) or not now.path(f):
+                continue
+            where = area(f) if "/" in f else TOP_LEVEL
+            code[where] += 1
+            files[f] += 1
+            if "." in f.rsplit("/", 1)[-1]:
+                exts[where]["." + f.rsplit(".", 1)[-1]] += 1
     if not code:
         return []
     facts: list[Fact] = []
-    total = sum(code.values())
     tops = sorted(code.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
     where = ", ".join(
-        f"{a} ({_pct(n, total)}" + (f", {exts[a].most_common(1)[0][0]}" if exts[a] else "") + ")"
-        for a, n in tops
+        a + (f" ({exts[a].most_common(1)[0][0]})" if exts[a] else "") for a, _ in tops
     )
-    main = [c for c in recent if any(area(f) == tops[0][0] for f in c.files)]
-    facts.append(Fact(f"The code changes happen in {where}", _cites(main, 2), recent[-1].when))
+    first = tops[0][0]
+    main = [
+        c for c in recent if any((area(f) if "/" in f else TOP_LEVEL) == first for f in c.files)
+    ]
+    text = f"Recent code changes are mostly in {where}"
+    about = (frozenset({"code", "lives"}),)
+    facts.append(Fact(text, now.cites(main, 2), recent[-1].when, mined=True, about=about))
     hot = sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
     if hot and hot[0][1] >= 3:
         listing = ", ".join(f"{f} ({n})" for f, n in hot if n >= 3)
         touching = [c for c in recent if hot[0][0] in c.files]
         text = f"Most-changed files (commits in the last {len(recent)}): {listing}"
-        facts.append(Fact(text, _cites(touching, 2), recent[-1].when))
+        about = (frozenset({"most-changed"}),)
+        facts.append(Fact(text, now.cites(touching, 2), recent[-1].when, mined=True, about=about))
     return facts
 
 
-def breaking(found: list[Commit]) -> list[Fact]:
+def breaking(found: list[Commit], now: Now) -> list[Fact]:
     facts: list[Fact] = []
     for c in reversed(found):
         match = _BREAKING.search(c.body)
@@ -571,7 +763,8 @@ def breaking(found: list[Commit]) -> list[Fact]:
             text = f"Breaking change ({day(c.when)}): {_short(c.subject[cc.end() :], 100)}"
         else:
             continue
-        facts.append(Fact(text, (c.cite,), c.when))
+        about = (frozenset(_words(text)),)
+        facts.append(Fact(text, (c.cite,), c.when, mined=True, about=about))
         if len(facts) >= 3:
             break
     return facts

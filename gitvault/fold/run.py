@@ -35,7 +35,7 @@ from typing import Any
 
 from gitvault.errors import FoldRejected, GitvaultError
 from gitvault.fold import digest as digest_mod
-from gitvault.fold import items, mergers
+from gitvault.fold import items, mergers, mine, truth
 from gitvault.fold.lease import fold_lease
 from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnavailable
 from gitvault.memory import cites
@@ -56,7 +56,7 @@ Say = Callable[[str], None]
 PROMPT_OVERHEAD = 2500
 MIN_BATCH_CHARS = 2000  # a batch always has room for at least a few items
 DAY = 86_400
-MINE_NOTES = 5000  # the builtin merger mines at most the newest this many notes
+MINE_NOTES = mine.MINE_NOTES
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,7 @@ class FoldResult:
     merger: str = ""
     fell_back: str | None = None  # the failure the builtin fallback stood in for
     calls: list[Call] = field(default_factory=list)  # the plan (dry run) or what ran
+    verified: bool = False  # the committed digest's truth checks are recorded (verify.json)
 
     @property
     def dry_run_batches(self) -> list[tuple[int, int]]:
@@ -474,6 +475,11 @@ def _run(
             cutoff_items = [i for i in found if cutoff is None or i.when >= cutoff]
         return cutoff_items
 
+    cwd = loc.workdir or loc.common_dir
+    ground = truth.Ground(vault, cwd, lambda: mine.record(history()), sources.exists)
+    plans = config.categories[-1].name if config.categories else None
+    checks: list[truth.LineCheck] = []
+
     day_cap = int(config.fold_value("max_chars_per_day"))
     pending: list[items.Item] = []
     result.calls = plan.calls
@@ -488,9 +494,14 @@ def _run(
                 )
                 break
         if call.batch:
-            ctx = MergeContext(exists=sources.exists, history=history, older=call.older)
+            ctx = MergeContext(
+                exists=sources.exists, history=history, older=call.older, ground=lambda: ground
+            )
             new, sent = merger.merge(base, call.batch, config, ctx)
             result.chars_sent += sent
+            # Whichever merger wrote it, a line the truth model flags is never committed.
+            checks, dropped = truth.screen(new.categories, ground, plans)
+            new.dropped += dropped
             if merger.spends_budget:
                 statedir.add_fold_spend(loc, sent)
             result.batches += 1
@@ -512,6 +523,8 @@ def _run(
         )
         result.commits.append(sha)
         result.folded += len(pending)
+        _record_checks(loc, base, checks)
+        result.verified = True
         label = " (older history)" if call.older else ""
         say(
             f"fold: batch {result.batches}: {len(pending)} items{label} → {sha[:7]}"
@@ -520,6 +533,15 @@ def _run(
         pending = []
         base = digest_mod.parse(base.render(), config, strict=False)
     result.left = max(plan.total - result.folded, 0)
+
+
+def _record_checks(
+    loc: Location, committed: digest_mod.Digest, checks: list[truth.LineCheck]
+) -> None:
+    """What verify would record for the digest just committed (the fold ran the same checks),
+    so recall and the agent files need not check it again."""
+    blob = truth.blob_id(committed.render().encode())
+    statedir.save_verify(loc, truth.results_json(blob, checks))
 
 
 def _batch_budget(config: VaultConfig, base: digest_mod.Digest) -> int:
