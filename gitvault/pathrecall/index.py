@@ -45,6 +45,7 @@ The query API (what the edit-time block and the fold's miners read):
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
@@ -74,19 +75,26 @@ REASON_MAX = 300
 FACT_MAX = 600
 RECENT_COMMITS = 2000  # the newest commits of a path its co-change is counted over
 
-REVERT_SUBJECT = re.compile(r'^Revert "(.+)"\s*$')
-REVERT_SHORT = re.compile(r"^Revert ([0-9a-f]{7,40})\b")
-REVERT_BODY = re.compile(r"This reverts commit ([0-9a-f]{7,40})", re.I)
-FIX = re.compile(
-    r"^(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|^fix(?:es|ed)?\b|\bbug\s?fix|\bregression\b"
-    r"|\bcrash(?:es|ed)?\b|\bfix(?:es|ed)? (?:a |the )?(?:bug|crash|issue|error)",
-    re.I,
-)
-# Words of a digest line or a session bullet that look like a path: with a slash, or a name
-# with an extension (`core.py`, src/click/core.py, `docs/index.rst`).
-_PATHLIKE = re.compile(
-    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10}|(?:[\w.-]+/)+[\w.-]+)"
-)
+# Compiled when an update first needs them: a hook that only looks a path up never does.
+_PATTERNS = {
+    "revert_subject": r'^Revert "(.+)"\s*$',
+    "revert_short": r"^Revert ([0-9a-f]{7,40})\b",
+    "revert_body": r"(?i)This reverts commit ([0-9a-f]{7,40})",
+    "fix": r"(?i)^(?:fix|bugfix|hotfix)(?:\([^)]*\))?!?:|^fix(?:es|ed)?\b|\bbug\s?fix"
+    r"|\bregression\b|\bcrash(?:es|ed)?\b|\bfix(?:es|ed)? (?:a |the )?(?:bug|crash|issue|error)",
+    # Words of a digest line or a session bullet that look like a path: with a slash, or a
+    # name with an extension (`core.py`, src/click/core.py, `docs/index.rst`).
+    "pathlike": r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10}|(?:[\w.-]+/)+[\w.-]+)",
+}
+
+
+@functools.cache
+def pattern(name: str) -> re.Pattern[str]:
+    """One of the index's patterns (revert_subject, revert_short, revert_body, fix, pathlike),
+    compiled once per process."""
+    return re.compile(_PATTERNS[name])
+
+
 SESSION_KINDS = {
     "key decisions": "decision",
     "decisions": "decision",
@@ -221,9 +229,9 @@ def classify(subject: str, message: str, parents: int) -> tuple[str, str, str]:
     own words); a fix by its subject; a merge by its parents."""
     if parents > 1:
         return "merge", "", ""
-    body = REVERT_BODY.search(message)
-    quoted = REVERT_SUBJECT.match(subject)
-    short = REVERT_SHORT.match(subject)
+    body = pattern("revert_body").search(message)
+    quoted = pattern("revert_subject").match(subject)
+    short = pattern("revert_short").match(subject)
     if body or quoted or short:
         target = (body or short).group(1).lower() if (body or short) else ""  # type: ignore[union-attr]
         if not target and quoted:
@@ -231,13 +239,17 @@ def classify(subject: str, message: str, parents: int) -> tuple[str, str, str]:
         words = []
         for line in message.splitlines():
             text = line.strip()
-            if not text or REVERT_BODY.search(text) or text.lower().startswith("this reverts"):
+            if (
+                not text
+                or pattern("revert_body").search(text)
+                or text.lower().startswith("this reverts")
+            ):
                 continue
             if text.startswith(("[…", "Signed-off-by", "Co-authored-by", "(cherry picked")):
                 continue
             words.append(text)
         return "revert", target[:80], " ".join(words)
-    if FIX.search(subject):
+    if pattern("fix").search(subject):
         return "fix", "", ""
     return "plain", "", ""
 
@@ -332,7 +344,7 @@ def newest_first(rows: list[Any]) -> list[Any]:
 def mentioned(text: str) -> list[str]:
     """The path-like words of a line (backticks and trailing punctuation dropped)."""
     out = []
-    for match in _PATHLIKE.finditer(text.replace("`", " ")):
+    for match in pattern("pathlike").finditer(text.replace("`", " ")):
         token = match.group(1).rstrip(".,;:")
         if len(token) >= 3 and not token.startswith(("http", "www.")) and "://" not in token:
             out.append(token.lstrip("./"))

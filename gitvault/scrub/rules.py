@@ -173,8 +173,9 @@ import base64
 import binascii
 import math
 import re
-from collections.abc import Callable
-from typing import NamedTuple
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 Span = tuple[int, int]
 SpanOf = Callable[[re.Match[str]], "Span | None"]
@@ -184,6 +185,33 @@ TEXT = -1
 """``Rule.reach``: scan the whole text."""
 LINES = 0
 """``Rule.reach``: scan the lines that hold a literal, each with the line after it."""
+
+
+class LazyPattern:
+    """A rule's regex, compiled the first time a text holds one of the rule's literals:
+    compiling all of them cost ~30 ms of CPU on every process that scrubs one short text (a
+    hook showing a block), and such a text needs a few."""
+
+    __slots__ = ("source", "flags", "_compiled")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
+
+    def finditer(
+        self, text: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        return self.compiled.match(text, pos)
 
 
 class Rule(NamedTuple):
@@ -201,12 +229,12 @@ class Rule(NamedTuple):
     """
 
     kind: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     literals: tuple[str, ...]
     folded: bool = False
     reach: int = TEXT
     context: tuple[str, ...] = ()
-    after: re.Pattern[str] | None = None
+    after: re.Pattern[str] | LazyPattern | None = None
     span_of: SpanOf | None = None
 
 
@@ -450,7 +478,7 @@ def _names_itself(name: str, value: str) -> bool:
 
 
 # NAME = value, NAME: value, "NAME": "value", export NAME='value' (the operator on NAME's line).
-_ASSIGN = re.compile(
+_ASSIGN = LazyPattern(
     r"(?P<name>(?<![\w.-])[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
     r"(?:\*\*)?[ \t]*"
     r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
@@ -489,8 +517,8 @@ _E = r"(?![\w-])"  # a token's end
 _PW = r"[^\s'\"`]"  # a password character on a command line
 
 
-def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+def _rx(pattern: str, flags: int = 0) -> LazyPattern:
+    return LazyPattern(pattern, flags)
 
 
 _GLUED = re.compile(r"[\w-]")
@@ -980,7 +1008,11 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (rule.kind, rule.pattern) for rule in RULES
-)
-"""``(kind, pattern)`` for every rule, in the order they run (the kinds of the docstring)."""
+
+def __getattr__(name: str) -> Any:
+    """``SECRET_PATTERNS``: ``(kind, compiled pattern)`` for every rule, in the order they run
+    (the kinds of the docstring), compiled when asked for (the filter itself compiles a rule's
+    pattern only when a text needs it)."""
+    if name == "SECRET_PATTERNS":
+        return tuple((rule.kind, rule.pattern.compiled) for rule in RULES)
+    raise AttributeError(name)
