@@ -12,6 +12,13 @@ pre-compact   → record_unsaved_work: a mechanical session record when this ses
                 unsaved work.
 session-end   → record_and_fold: the same record, closes the run, then a detached,
                 lease-guarded fold.
+file-read,    → recall_at_file: the edit-time block (gitvault.pathrecall.block) of each file
+file-edit       the call names that the session has not been shown yet, within one block's
+                budget, next to the tool's result. The cheap questions come first, before any
+                git process (file_recall_due): is it a file inside the worktree, does the vault
+                know anything about it (the path list), did the session get it already (its
+                shown-paths file); then is this agent served, is edit-time recall on, does git
+                ignore it, and the index. Nothing known, nothing said.
 
 A HookCall carries what one call reads, each read once: the resolved location, the canonical
 payload, the repository's gitvault settings (one git process), vault.toml's section, and the
@@ -47,6 +54,7 @@ class HookCall:
         self._sections: dict[str, dict[str, Any]] = {}
         self._state: SessionState | None = None
         self.acted = False  # a behaviour ran (an unserved agent's call stores nothing)
+        self.due: list[str] = []  # tool events: the files whose block may be due
 
     @property
     def session_id(self) -> str:
@@ -112,6 +120,9 @@ def respond(call: HookCall) -> Answer | None:
     from gitvault.agents.adapters import serves
     from gitvault.vault import layout
 
+    precheck = PRECHECKS.get(call.event)
+    if precheck is not None and not precheck(call):
+        return None
     if not serves(call.config().get(layout.AGENTS_KEY), call.adapter.name):
         return None
     call.acted = True
@@ -165,9 +176,67 @@ def record_and_fold(call: HookCall) -> Answer | None:
     return None
 
 
+def file_recall_due(call: HookCall) -> bool:
+    """Whether any file the tool call names may get its block: inside the worktree, known to
+    the vault, not shown to this session yet. No git process, no SQLite: a small file read
+    or two (the path list, the session's shown paths). Sets call.due."""
+    from gitvault.agents import shown
+    from gitvault.pathrecall import gate, known
+    from gitvault.vault import statedir
+
+    workdir = call.loc.workdir
+    if workdir is None:
+        return False
+    cwd = call.payload.get("cwd")
+    base = Path(cwd) if isinstance(cwd, str) and cwd else None
+    listing = call.loc.state_dir / statedir.KNOWN_PATHS
+    for name in call.payload.get("paths") or []:
+        rel = gate.project_path(name, workdir, base)
+        if rel is None or rel in call.due or known.knows(listing, rel) is False:
+            continue
+        if not shown.shown(call.loc, call.session_id, rel):
+            call.due.append(rel)
+    return bool(call.due)
+
+
+def recall_at_file(call: HookCall) -> Answer | None:
+    from gitvault.agents import shown
+    from gitvault.pathrecall import gate
+    from gitvault.pathrecall.block import LIMIT, render
+    from gitvault.pathrecall.index import PathIndex
+
+    if not call.settings("recall")["edit_time"]:
+        return None
+    assert call.loc.workdir is not None
+    index = PathIndex(call.loc, call.branch())
+    blocks: list[str] = []
+    room = LIMIT
+    for rel in call.due:
+        if room < 400 or gate.ignored(call.loc.workdir, rel):
+            continue
+        found = index.facts(rel)
+        if found is None:
+            continue
+        text = render(found, call.loc.workdir, room)
+        # Claimed under the shown file's lock: a parallel call about the same file says
+        # nothing; a file left out for lack of room is not claimed and gets its block later.
+        if shown.claim(call.loc, call.session_id, rel):
+            blocks.append(text)
+            room -= len(text) + 2
+    return {"context": "\n\n".join(blocks)} if blocks else None
+
+
 BEHAVIOURS: dict[str, Callable[[HookCall], Answer | None]] = {
     "session-start": recall_at_start,
     "turn-end": ask_for_save_when_due,
     "pre-compact": record_unsaved_work,
     "session-end": record_and_fold,
+    "file-read": recall_at_file,
+    "file-edit": recall_at_file,
+}
+# Cheap gates run before anything else (the agents' config included): tool hooks fire on
+# every read and edit.
+PRECHECKS: dict[str, Callable[[HookCall], bool]] = {
+    "file-read": file_recall_due,
+    "file-edit": file_recall_due,
 }

@@ -3,8 +3,8 @@ the canonical payload (schemas/agent-hook-input.json), without jsonschema.
 
 jsonschema costs ~100 ms to import, more than the session-start hook may spend in all. These
 schemas use a small subset of JSON Schema (type, required, properties, const, enum, minLength,
-maxLength, pattern, additionalProperties: true), which this module interprets; a test checks it
-agrees with jsonschema on the sample inputs and on broken ones.
+maxLength, pattern, items, maxItems, additionalProperties: true), which this module
+interprets; a test checks it agrees with jsonschema on the sample inputs and on broken ones.
 """
 
 from __future__ import annotations
@@ -66,6 +66,12 @@ def problems(instance: Any, schema: dict[str, Any], where: str = "") -> list[str
             out.append(f"{label}: too long")
         if "pattern" in schema and _pattern(schema["pattern"]).search(instance) is None:
             out.append(f"{label}: does not match {schema['pattern']}")
+    if isinstance(instance, list):
+        if "maxItems" in schema and len(instance) > int(schema["maxItems"]):
+            out.append(f"{label}: more than {schema['maxItems']} items")
+        if "items" in schema:
+            for index, item in enumerate(instance):
+                out += problems(item, schema["items"], f"{where}/{index}" if where else str(index))
     if isinstance(instance, dict):
         for key in schema.get("required", []):
             if key not in instance:

@@ -11,6 +11,9 @@ A hook loads its session's ledger once and stores it at most once (gitvault.agen
 - `recall`: a hash per recall part (digest, each session, patterns) this conversation has in its
   context, so a resume injects only what changed.
 - `transcript`: how far the transcript was read, and the prompt facts gathered so far.
+
+Which files' edit-time blocks the session got is its own small file (gitvault.agents.shown):
+the tool hooks of parallel calls must not rewrite this one.
 """
 
 from __future__ import annotations
@@ -232,6 +235,8 @@ def mark_saved(state: SessionState, made: list[str], now: float) -> None:
 
 def prune(loc: Location, max_age_days: int = 30) -> None:
     """Forget sessions not seen for a month."""
+    from gitvault.agents import shown
+
     folder = loc.state_dir / FOLDER
     cutoff = time.time() - max_age_days * 86400
     try:
@@ -240,3 +245,4 @@ def prune(loc: Location, max_age_days: int = 30) -> None:
                 path.unlink(missing_ok=True)
     except OSError:
         pass
+    shown.prune(loc, cutoff)

@@ -121,7 +121,7 @@ def main(args: list[str]) -> int:
     if adapter is None or event is None:
         sys.stderr.write(
             f"usage: gitvault-hook {'|'.join(adapters.NAMES)} "
-            "session-start|turn-end|pre-compact|session-end\n"
+            "session-start|turn-end|pre-compact|session-end|file-read|file-edit\n"
         )
         return 2
     bound = adapter.time_bound(event)

@@ -231,7 +231,14 @@ def test_status_says_per_agent_whether_hooks_are_installed_and_trusted(
     home = Path(os.environ["HOME"])
     data = json.loads(wired.gv("status", "--json").out)["data"]
     by_name = {a["name"]: a for a in data["agents"]}
-    assert by_name["codex"]["hooks"] == ["session-start", "turn-end", "pre-compact", "session-end"]
+    assert by_name["codex"]["hooks"] == [
+        "session-start",
+        "turn-end",
+        "pre-compact",
+        "session-end",
+        "file-read",
+        "file-edit",
+    ]
     assert by_name["codex"]["trusted"] is False and by_name["gemini"]["trusted"] is False
     assert any("Copilot CLI will not run" in w for w in data["warnings"])
     (home / ".copilot").mkdir()
@@ -247,11 +254,18 @@ def test_status_says_per_agent_whether_hooks_are_installed_and_trusted(
     data = json.loads(wired.gv("status", "--json").out)["data"]
     by_name = {a["name"]: a for a in data["agents"]}
     assert by_name["copilot"]["trusted"] is True and by_name["gemini"]["trusted"] is True
-    assert by_name["codex"]["trusted"] is False and "0 of 4" in by_name["codex"]["trust"]
+    assert by_name["codex"]["trusted"] is False and "0 of 6" in by_name["codex"]["trust"]
     hooks_json = os.path.realpath(wired.path / ".codex/hooks.json")
     state = "".join(
         f'[hooks.state."{hooks_json}:{e}:0:0"]\ntrusted_hash = "sha256:x"\n'
-        for e in ("session_start", "stop", "pre_compact", "session_end")
+        for e in (
+            "session_start",
+            "stop",
+            "pre_compact",
+            "session_end",
+            "pre_tool_use",
+            "post_tool_use",
+        )
     )
     (home / ".codex/config.toml").write_text(
         f'[projects."{wired.path}"]\ntrust_level = "trusted"\n' + state

@@ -25,6 +25,8 @@ EVENTS = {
     "PreCompact": "pre-compact",
     "SessionEnd": "session-end",
 }
+# The edit-time block's events: short-bounded, they fire on every read and edit.
+TOOL_EVENTS = {"PostToolUse": "file-read", "PreToolUse": "file-edit"}
 SKILLS = (".claude/skills/save/SKILL.md", ".claude/skills/recall/SKILL.md")
 
 FOREIGN: dict[str, Any] = {
@@ -106,7 +108,7 @@ def test_install_merges_hooks_additively_and_a_second_install_changes_nothing(
     assert ignored.returncode == 0, "settings.local.json stays out of git"
     hooks = data["hooks"]
     # Foreign hooks kept first, ours appended; events we do not use untouched.
-    assert hooks["PostToolUse"] == FOREIGN["hooks"]["PostToolUse"]
+    assert hooks["PostToolUse"][0] == FOREIGN["hooks"]["PostToolUse"][0]
     assert hooks["SessionStart"][0] == FOREIGN["hooks"]["SessionStart"][0]
     assert hooks["Stop"][0] == FOREIGN["hooks"]["Stop"][0]
     for event, arg in EVENTS.items():
@@ -115,6 +117,10 @@ def test_install_merges_hooks_additively_and_a_second_install_changes_nothing(
         assert handler["type"] == "command" and handler["timeout"] >= 15
         assert f"gitvault-hook claude {arg}" in handler["command"]
         assert sys.executable not in handler["command"], "nothing machine-specific"
+    for event, arg in TOOL_EVENTS.items():
+        (group,) = _ours(hooks[event])
+        assert f"gitvault-hook claude {arg}" in group["hooks"][0]["command"]
+    assert _ours(hooks["PostToolUse"])[0]["matcher"] == "Read"
     assert _ours(hooks["SessionStart"])[0]["matcher"] == "startup|resume|clear|compact"
     assert len(hooks["SessionStart"]) == 2 and len(hooks["Stop"]) == 2
 
@@ -195,8 +201,8 @@ def test_local_writes_settings_local_json_only(repo_factory: Callable[..., Repo]
     assert result.code == 0, result
     assert not (repo.path / ".claude" / "settings.json").exists()
     hooks = _settings(repo, local=True)["hooks"]
-    assert set(hooks) == set(EVENTS)
-    assert all(len(_ours(hooks[e])) == 1 for e in EVENTS)
+    assert set(hooks) == set(EVENTS) | set(TOOL_EVENTS)
+    assert all(len(_ours(hooks[e])) == 1 for e in [*EVENTS, *TOOL_EVENTS])
     assert all((repo.path / rel).is_file() for rel in SKILLS)
 
     assert repo.gv("uninstall").code == 0

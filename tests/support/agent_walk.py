@@ -10,7 +10,7 @@ Without --walk only the imports are reported (no profiler: the hook runs at full
 its time bound).
 
 Floors, lowest first: the ground (vault/, resolve, errors, resources), notes/ and memory/,
-fold/ and sync/, agents/, and the top (hook.py, the CLI, install, status).
+pathrecall/, fold/ and sync/, agents/, and the top (hook.py, the CLI, install, status).
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ FLOORS = {
     "scrub": 0,
     "notes": 1,
     "memory": 1,
-    "fold": 2,
-    "sync": 2,
-    "agents": 3,
+    "pathrecall": 2,
+    "fold": 3,
+    "sync": 3,
+    "agents": 4,
 }
-TOP = 4
+TOP = 5
 
 
 def floor(module: str) -> int:

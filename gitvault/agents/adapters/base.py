@@ -8,9 +8,13 @@ whether the agent trusts the project. The behaviours (recall at start, ask for a
 end, records at compaction and session end, the background fold) are gitvault.agents.behaviours,
 one copy for every agent, run by gitvault.agents.runtime.
 
-Canonical events: session-start, turn-end, pre-compact, session-end. The canonical payload
+Canonical events: session-start, turn-end, pre-compact, session-end, and the tool events
+file-read (the agent read a file) and file-edit (it is about to change one, or just did where
+the agent has no earlier event that reaches the model). The canonical payload
 (schemas/agent-hook-input.json): session_id (required), cwd, transcript_path, source,
-stop_hook_active, prompt, agent_id.
+stop_hook_active, prompt, agent_id; for the tool events, tool (the agent's tool name) and
+paths (the files the call names, as the agent wrote them: the adapter finds them in its
+tool's input).
 
 Imported on every hook, so it holds no dataclass (dataclasses pulls in inspect) and leaves what
 only install needs to be imported when install runs.
@@ -31,10 +35,20 @@ if TYPE_CHECKING:
     from gitvault.agents.behaviours import HookCall
     from gitvault.resolve import Location
 
-EVENTS = ("session-start", "turn-end", "pre-compact", "session-end")
+EVENTS = ("session-start", "turn-end", "pre-compact", "session-end", "file-read", "file-edit")
+TOOL_EVENTS = ("file-read", "file-edit")
+MAX_PATHS = 16  # files one tool call may name (a patch of many files: the first ones)
 MARKER = ENTRY  # every hook command gitvault writes names gitvault-hook
 # gitvault's own hook bounds (seconds), per canonical event; an adapter may lower them.
-TIME_BOUNDS = {"session-start": 2.0, "turn-end": 20.0, "pre-compact": 45.0, "session-end": 25.0}
+TIME_BOUNDS = {
+    "session-start": 2.0,
+    "turn-end": 20.0,
+    "pre-compact": 45.0,
+    "session-end": 25.0,
+    # Tool hooks run on every read and edit: an answer that takes longer is not worth waiting.
+    "file-read": 2.0,
+    "file-edit": 2.0,
+}
 CANONICAL_SCHEMA = "agent-hook-input.json"
 
 Payload = dict[str, Any]
@@ -111,12 +125,27 @@ class Adapter:
 
     def normalise(self, event: str, raw: Mapping[str, Any]) -> Payload:
         """The agent's hook input as the canonical payload."""
-        return {
+        payload: Payload = {
             "session_id": raw.get("session_id"),
             "cwd": raw.get("cwd"),
             "source": raw.get("source"),
             "stop_hook_active": bool(raw.get("stop_hook_active")),
         }
+        if event in TOOL_EVENTS:
+            tool = raw.get("tool_name")
+            payload["tool"] = tool if isinstance(tool, str) else None
+            payload["paths"] = self.tool_paths(event, payload["tool"], raw)[:MAX_PATHS]
+        return payload
+
+    def tool_paths(self, event: str, tool: str | None, raw: Mapping[str, Any]) -> list[str]:
+        """The files a tool call names, from the agent's hook input (as written: relative
+        names are taken from the session's folder later). An agent without tool hooks names
+        none."""
+        return []
+
+    def native(self, event: str) -> str:
+        """The agent's own name of a canonical event (what its output must repeat)."""
+        return next((h.native for h in self.hooks if h.event == event), event)
 
     def project_dir(self, payload: Payload | None, environ: Mapping[str, str]) -> str:
         """Where the session runs: the payload's cwd, else the agent's project variable (PWD
@@ -126,15 +155,17 @@ class Adapter:
         return str(cwd or from_env or os.getcwd())
 
     def shape(self, event: str, answer: Mapping[str, str] | None) -> str:
-        """What to print for a canonical answer: {"context": …} at session-start,
-        {"decision": "block", "reason": …} at turn-end; "" for nothing."""
+        """What to print for a canonical answer: {"context": …} at session-start and the tool
+        events, {"decision": "block", "reason": …} at turn-end; "" for nothing. Context goes
+        where the agent shows it to the model next to the tool result (never as a "block"
+        decision, which some agents put in the place of the tool's real output)."""
         if not answer:
             return ""
-        if event == "session-start":
+        if "context" in answer:
             return json.dumps(
                 {
                     "hookSpecificOutput": {
-                        "hookEventName": "SessionStart",
+                        "hookEventName": self.native(event),
                         "additionalContext": answer["context"][: self.context_limit],
                     }
                 }

@@ -17,16 +17,23 @@
 - The agent's shell exports CODEX_SESSION_ID; it may be a login shell whose PATH lacks
   gitvault, so the save command handed over names gitvault by absolute path.
 - Instructions: AGENTS.md.
+- Tool events: no read tool (the agent reads through its shell: PostToolUse with tool_name
+  "Bash", the command line in tool_input.command, whose cat/sed/head arguments are the files);
+  changes through apply_patch (PreToolUse, the patch in tool_input.command, the paths on its
+  `*** Update File:` lines). Context from either reaches the model as a developer message
+  next to the call; the output must carry hookEventName, a top-level additionalContext is
+  rejected.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gitvault.agents.adapters.base import Adapter, Hook, Trust
+from gitvault.agents.adapters.base import MAX_PATHS, Adapter, Hook, Trust
 
 # How Codex names events in its hook-trust keys.
 SNAKE_NAMES = {
@@ -34,7 +41,30 @@ SNAKE_NAMES = {
     "Stop": "stop",
     "PreCompact": "pre_compact",
     "SessionEnd": "session_end",
+    "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
 }
+# Shell commands whose file arguments the agent reads (Codex has no read tool: it reads with
+# its shell), each with its short options that take a value (`head -n 20`: 20 is no file).
+READERS: dict[str, frozenset[str]] = {
+    "cat": frozenset(),
+    "nl": frozenset({"-b", "-i", "-n", "-s", "-v", "-w"}),
+    "head": frozenset({"-n", "-c"}),
+    "tail": frozenset({"-n", "-c"}),
+    "less": frozenset(),
+    "more": frozenset(),
+    "bat": frozenset({"-r", "-l", "-H"}),
+    "batcat": frozenset({"-r", "-l", "-H"}),
+    "wc": frozenset(),
+    "sed": frozenset({"-e", "-f", "-l"}),
+    "awk": frozenset({"-F", "-v", "-f"}),
+    "grep": frozenset({"-e", "-f", "-m", "-A", "-B", "-C"}),
+    "rg": frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T"}),
+}
+# Those whose first argument is a script or a pattern unless -e or -f gave it.
+SCRIPTED = frozenset({"sed", "awk", "grep", "rg"})
+_FD_BEFORE_REDIRECTION = re.compile(r"(?<![^\s;&|(])\d+(?=[<>])")
+_PATCH_PATHS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
 CONTEXT_TOKENS = 10_000  # additionalContextLimit: 9,500 characters in any script fit
 
 
@@ -52,6 +82,10 @@ class Codex(Adapter):
         Hook("Stop", "turn-end", 30),
         Hook("PreCompact", "pre-compact", 60),
         Hook("SessionEnd", "session-end", 3),
+        # Reads happen through the shell tool (tool_name "Bash"); changes through apply_patch,
+        # whose paths are in the patch text.
+        Hook("PostToolUse", "file-read", 10, "^Bash$"),
+        Hook("PreToolUse", "file-edit", 10, "^apply_patch$"),
     )
     bounds: ClassVar[Mapping[str, float]] = {"session-end": 2.5}
     escapes_angles: ClassVar[bool] = True
@@ -60,6 +94,15 @@ class Codex(Adapter):
         "gitvault's hooks once with /hooks in codex (they run only after both; Codex asks "
         "again whenever .codex/hooks.json changes)"
     )
+
+    def tool_paths(self, event: str, tool: str | None, raw: Mapping[str, Any]) -> list[str]:
+        given = raw.get("tool_input")
+        command = given.get("command") if isinstance(given, dict) else None
+        if not isinstance(command, str):
+            return []
+        if tool == "apply_patch":
+            return patch_paths(command)
+        return shell_reads(command) if event == "file-read" else []
 
     def _handler(self, hook: Hook) -> dict[str, Any]:
         handler: dict[str, Any] = {
@@ -141,6 +184,77 @@ class Codex(Adapter):
                     if is_ours(handler, self.markers):
                         keys.append(f"{hooks_json}:{snake}:{gi}:{hi}")
         return keys
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files an apply_patch patch adds, changes, deletes or moves to, in order."""
+    out = []
+    for line in patch.splitlines()[:5000]:
+        for head in _PATCH_PATHS:
+            if line.startswith(head) and line[len(head) :].strip():
+                out.append(line[len(head) :].strip())
+    return list(dict.fromkeys(out))
+
+
+def shell_reads(command: str) -> list[str]:
+    """The files a shell command line reads with cat, head, sed -n …, as written (after a
+    `cd DIR &&`, relative to DIR). Anything the parser cannot read names nothing."""
+    import shlex
+
+    lexer = shlex.shlex(
+        _FD_BEFORE_REDIRECTION.sub("", command[:20_000]), posix=True, punctuation_chars=True
+    )
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    out: list[str] = []
+    folder = ""
+    words: list[str] = []
+    redirected = False
+    for token in [*tokens, ";"]:
+        if token and set(token) <= set(";&|()<>"):
+            if "<" in token or ">" in token:
+                redirected = True  # the next word is the redirection's target
+                continue
+            folder, found = _simple_reads(words, folder)
+            out += found
+            words = []
+            continue
+        if redirected:
+            redirected = False
+        elif words or "=" not in token:  # FOO=1 before the command is no argument
+            words.append(token)
+    return list(dict.fromkeys(out))[:MAX_PATHS]
+
+
+def _simple_reads(words: list[str], folder: str) -> tuple[str, list[str]]:
+    """(the folder after this simple command, the files it reads)."""
+    if not words:
+        return folder, []
+    name = os.path.basename(words[0])
+    if name == "cd":
+        targets = [w for w in words[1:] if not w.startswith("-")]
+        return (os.path.join(folder, targets[0]) if len(targets) == 1 else folder), []
+    valued = READERS.get(name)
+    if valued is None:
+        return folder, []
+    args: list[str] = []
+    given_script = False
+    take_value = False
+    for word in words[1:]:
+        if take_value:
+            take_value = False
+            continue
+        if word.startswith("-") and word != "-":
+            short = word[:2]
+            given_script |= short in ("-e", "-f") and name in SCRIPTED
+            take_value = word in valued  # `-n 20`; `-n20` carries its value
+            continue
+        args.append(word)
+    files = args[1:] if name in SCRIPTED and not given_script else args
+    return folder, [os.path.join(folder, f) if folder else f for f in files if f != "-"]
 
 
 ADAPTER = Codex()

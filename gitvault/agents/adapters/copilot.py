@@ -9,7 +9,9 @@
 - Input: camelCase (sessionId, transcriptPath, timestamp in ms, source new|resume) except
   stop_hook_active; the hook runs in the repository's top folder, the session's folder is
   "cwd". In `-p` runs the transcript file does not exist yet at agentStop and sessionEnd.
-- Output: sessionStart context only as a TOP-LEVEL {"additionalContext"} (the nested
+- Tool events: postToolUse (view) and preToolUse (edit, create), the file in toolArgs.path;
+  the input names no event (the command's word does).
+- Output: sessionStart and tool-event context only as a TOP-LEVEL {"additionalContext"} (the nested
   Claude-style form and plain stdout are ignored); agentStop {"decision": "block", "reason"}
   becomes the next prompt.
 - The agent's shell exports COPILOT_AGENT_SESSION_ID. Instructions: AGENTS.md (and
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gitvault.agents.adapters.base import Adapter, Hook, Payload, Trust
+from gitvault.agents.adapters.base import TOOL_EVENTS, Adapter, Hook, Payload, Trust
 
 SOURCES = {"new": "startup", "resume": "resume"}
 
@@ -43,6 +45,9 @@ class Copilot(Adapter):
         Hook("agentStop", "turn-end", 30),
         Hook("preCompact", "pre-compact", 60),
         Hook("sessionEnd", "session-end", 30),
+        # The matcher sits on the handler and must match the whole tool name.
+        Hook("postToolUse", "file-read", 10, "view"),
+        Hook("preToolUse", "file-edit", 10, "edit|create"),
     )
     trust_step: ClassVar[str] = (
         "trust the folder when copilot asks on first start (or add it to "
@@ -52,21 +57,38 @@ class Copilot(Adapter):
     def normalise(self, event: str, raw: Mapping[str, Any]) -> Payload:
         source = raw.get("source")
         prompt = raw.get("initialPrompt")
-        return {
+        payload: Payload = {
             "session_id": raw.get("sessionId"),
             "cwd": raw.get("cwd"),
             "source": SOURCES.get(source, source) if isinstance(source, str) else None,
             "stop_hook_active": bool(raw.get("stop_hook_active") or raw.get("stopHookActive")),
             "prompt": prompt if isinstance(prompt, str) else None,
         }
+        if event in TOOL_EVENTS:
+            tool = raw.get("toolName")
+            payload["tool"] = tool if isinstance(tool, str) else None
+            payload["paths"] = self.tool_paths(event, payload["tool"], raw)
+        return payload
+
+    def tool_paths(self, event: str, tool: str | None, raw: Mapping[str, Any]) -> list[str]:
+        """view, edit, create: toolArgs.path (an object; a JSON string in some versions)."""
+        args = raw.get("toolArgs")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                return []
+        path = args.get("path") if isinstance(args, dict) else None
+        return [path] if isinstance(path, str) else []
 
     def shape(self, event: str, answer: Mapping[str, str] | None) -> str:
-        if answer and event == "session-start":
+        if answer and "context" in answer:
             return json.dumps({"additionalContext": answer["context"][: self.context_limit]})
         return super().shape(event, answer)
 
     def _handler(self, hook: Hook) -> dict[str, Any]:
-        return {"type": "command", "bash": self.command(hook), "timeoutSec": hook.timeout}
+        handler = {"type": "command", "bash": self.command(hook), "timeoutSec": hook.timeout}
+        return {**handler, "matcher": hook.matcher} if hook.matcher else handler
 
     def merged(self, current: dict[str, Any]) -> dict[str, Any]:
         from gitvault.agents.adapters import settings

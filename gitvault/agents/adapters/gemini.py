@@ -13,6 +13,8 @@
 - The agent's shell exports no session id (the save command carries it), hides the global git
   config and empties core.hooksPath: commits Gemini makes run no git hook, so they get their
   notes here, from the turn-end and session-end hooks (the drainer's catch-up walk).
+- Tool events: AfterTool only (BeforeTool's additionalContext reaches no request); read_file,
+  replace, write_file name their file in tool_input.file_path (relative stays relative).
 - Instructions: GEMINI.md by default; gitvault adds AGENTS.md to context.fileName instead of
   writing a second copy of its section (Copilot reads GEMINI.md too and would get it twice).
 """
@@ -54,6 +56,10 @@ class Gemini(Adapter):
         Hook("AfterAgent", "turn-end", 30_000, "*"),
         Hook("PreCompress", "pre-compact", 60_000, "*"),
         Hook("SessionEnd", "session-end", 30_000, "*"),
+        # Only AfterTool's context reaches the model (appended inside the tool's result):
+        # BeforeTool's is dropped, so an edit gets its block right after the change.
+        Hook("AfterTool", "file-read", 10_000, "^read_file$"),
+        Hook("AfterTool", "file-edit", 10_000, "^(replace|write_file)$"),
     )
     trust_step: ClassVar[str] = (
         "trust the folder when gemini asks on first start (or list it as TRUST_FOLDER in "
@@ -67,6 +73,12 @@ class Gemini(Adapter):
         if isinstance(prompt, str):
             payload["prompt"] = prompt
         return payload
+
+    def tool_paths(self, event: str, tool: str | None, raw: Mapping[str, Any]) -> list[str]:
+        """read_file, replace, write_file: tool_input.file_path, as the model wrote it."""
+        given = raw.get("tool_input")
+        path = given.get("file_path") if isinstance(given, dict) else None
+        return [path] if isinstance(path, str) else []
 
     def _handler(self, hook: Hook) -> dict[str, Any]:
         return {

@@ -121,18 +121,22 @@ def is_ours(handler: Any, markers: Markers, key: str = "command") -> bool:
 def merge_grouped(
     settings: dict[str, Any], hooks: Iterable[Any], handler: Handler, markers: Markers
 ) -> dict[str, Any]:
-    """gitvault's group per hook, replacing gitvault's groups of that event when they differ
-    (so a second install changes nothing and keeps the group's position)."""
+    """gitvault's group per hook (several hooks of one event: a group each, told apart by their
+    matchers), replacing gitvault's groups of that event when they differ (so a second
+    install changes nothing and keeps the groups' position)."""
     out = copy.deepcopy(settings)
     table = out.setdefault("hooks", {})
+    wanted: dict[str, list[dict[str, Any]]] = {}
     for hook in hooks:
         group: dict[str, Any] = {"hooks": [handler(hook)]}
         if hook.matcher is not None:
             group = {"matcher": hook.matcher, **group}
-        existing = table.get(hook.native, [])
-        if [g for g in existing if _group_is_ours(g, markers)] == [group]:
+        wanted.setdefault(hook.native, []).append(group)
+    for native, groups in wanted.items():
+        existing = table.get(native, [])
+        if [g for g in existing if _group_is_ours(g, markers)] == groups:
             continue
-        table[hook.native] = drop_grouped(existing, markers) + [group]
+        table[native] = drop_grouped(existing, markers) + groups
     return out
 
 
@@ -157,11 +161,14 @@ def grouped_events(settings: dict[str, Any], hooks: Iterable[Any], markers: Mark
     table = settings.get("hooks")
     if not isinstance(table, dict):
         return []
-    return [
-        h.event
-        for h in hooks
-        if any(_group_is_ours(g, markers) for g in table.get(h.native, []) or [])
-    ]
+    hooks = list(hooks)
+    out = []
+    for h in hooks:
+        ours = [g for g in table.get(h.native, []) or [] if _group_is_ours(g, markers)]
+        shared = sum(1 for x in hooks if x.native == h.native) > 1
+        if any(not shared or g.get("matcher") == h.matcher for g in ours):
+            out.append(h.event)
+    return out
 
 
 def _group_is_ours(group: Any, markers: Markers) -> bool:
@@ -179,12 +186,14 @@ def merge_listed(
     """gitvault's handler per hook in a plain list per event (its command under `key`)."""
     out = copy.deepcopy(settings)
     table = out.setdefault("hooks", {})
+    wanted: dict[str, list[dict[str, Any]]] = {}
     for hook in hooks:
-        existing = table.get(hook.native, [])
-        wanted = handler(hook)
-        if [h for h in existing if is_ours(h, markers, key)] == [wanted]:
+        wanted.setdefault(hook.native, []).append(handler(hook))
+    for native, handlers in wanted.items():
+        existing = table.get(native, [])
+        if [h for h in existing if is_ours(h, markers, key)] == handlers:
             continue
-        table[hook.native] = [h for h in existing if not is_ours(h, markers, key)] + [wanted]
+        table[native] = [h for h in existing if not is_ours(h, markers, key)] + handlers
     return out
 
 
@@ -194,11 +203,14 @@ def listed_events(
     table = settings.get("hooks")
     if not isinstance(table, dict):
         return []
-    return [
-        h.event
-        for h in hooks
-        if any(is_ours(x, markers, key) for x in table.get(h.native, []) or [])
-    ]
+    hooks = list(hooks)
+    out = []
+    for h in hooks:
+        ours = [x for x in table.get(h.native, []) or [] if is_ours(x, markers, key)]
+        shared = sum(1 for x in hooks if x.native == h.native) > 1
+        if any(not shared or x.get("matcher") == h.matcher for x in ours):
+            out.append(h.event)
+    return out
 
 
 # -- cleaning -------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 Its facts: hooks in .claude/settings.json (or .claude/settings.local.json with --local), written
 with the /save and /recall skills and a narrow save permission (wiring.py); events
-SessionStart, Stop, PreCompact, SessionEnd, its input checked against its own recorded schemas
+SessionStart, Stop, PreCompact, SessionEnd, and PostToolUse (Read) / PreToolUse (Edit, Write,
+NotebookEdit) for the edit-time block, whose output must name the event it answers
+(hookSpecificOutput.hookEventName); its input checked against its own recorded schemas
 (schemas/claude-hook-*.json) before it is normalised; output nested in hookSpecificOutput;
 CLAUDE.md; CLAUDE_CODE_SESSION_ID (with CLAUDECODE=1) in the Bash tool; CLAUDE_PROJECT_DIR in
 the hook's environment; a JSONL transcript gitvault reads (transcript.py).
@@ -46,6 +48,11 @@ class Claude(Adapter):
         Hook("Stop", "turn-end", 30, word="stop"),
         Hook("PreCompact", "pre-compact", 60),
         Hook("SessionEnd", "session-end", 30),
+        # The file-read block goes after the Read result; the file-edit one before a change
+        # (it reaches the model next to the tool's result either way). MultiEdit is offered
+        # by no current version: harmless in the matcher, there for older ones.
+        Hook("PostToolUse", "file-read", 10, "Read"),
+        Hook("PreToolUse", "file-edit", 10, "Edit|Write|MultiEdit|NotebookEdit"),
     )
     input_schemas: ClassVar[Mapping[str, str]] = {
         "session-start": "claude-hook-session-start.json",
@@ -68,6 +75,14 @@ class Claude(Adapter):
         payload["transcript_path"] = raw.get("transcript_path")
         payload["agent_id"] = raw.get("agent_id")  # set in a subagent's hooks
         return payload
+
+    def tool_paths(self, event: str, tool: str | None, raw: Mapping[str, Any]) -> list[str]:
+        """Read, Edit, Write: tool_input.file_path (absolute); NotebookEdit: notebook_path."""
+        given = raw.get("tool_input")
+        if not isinstance(given, dict):
+            return []
+        found = [given.get(key) for key in ("file_path", "notebook_path")]
+        return [p for p in found if isinstance(p, str)]
 
     def project_dir(self, payload: Payload | None, environ: Mapping[str, str]) -> str:
         # The project whose settings ran the hook, even when the session cd'd elsewhere.
