@@ -124,8 +124,9 @@ def _vault_history(path: Path) -> str:
     """Every version of every vault file and every vault commit message, from git."""
     refs = [
         r
-        for r in _git(path, "for-each-ref", "--format=%(refname)", "refs/heads/vault",
-                      "refs/gitvault/").split()
+        for r in _git(
+            path, "for-each-ref", "--format=%(refname)", "refs/heads/vault", "refs/gitvault/"
+        ).split()
         if not r.startswith("refs/gitvault/backup/")
     ]
     return _git(path, "log", "-p", "--format=%H%n%B", *refs, "--") if refs else ""
@@ -222,8 +223,16 @@ class Tally:
 def notes_and_file_names(root: Path, rows: list[Row], tally: Tally) -> Path:
     notes, names = _repo(root, "notes"), _repo(root, "names")
     for index, row in enumerate(rows):
-        _git(notes, "-c", "core.hooksPath=/dev/null", "commit", "-q", "--allow-empty",
-             "-m", row["text"])
+        _git(
+            notes,
+            "-c",
+            "core.hooksPath=/dev/null",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            row["text"],
+        )
         if row.get("shape") == "provider" and _path_safe(row["secret"]):
             name = _file_name(row["secret"], index)
             target = names / name
@@ -257,8 +266,13 @@ def _file_name(secret: str, index: int) -> str:
 def saves(root: Path, rows: list[Row], tally: Tally) -> Path:
     repo = _repo(root, "saves")
     for index, row in enumerate(rows):
-        code, out = _cli(repo, "save", "--title", _first_line(row["text"]),
-                         stdin=_session(row["text"], f"m{index}"))
+        code, out = _cli(
+            repo,
+            "save",
+            "--title",
+            _first_line(row["text"]),
+            stdin=_session(row["text"], f"m{index}"),
+        )
         assert code == 0, out
     history = _vault_history(repo)
     for row in rows:
@@ -280,15 +294,23 @@ def transcripts(root: Path, rows: list[Row], tally: Tally) -> Path:
             transcript = folder / f"{sid}.jsonl"
             transcript.write_text(_transcript(sid, row["text"]), encoding="utf-8")
             base = {"session_id": sid, "transcript_path": str(transcript), "cwd": str(repo)}
-            runtime.run(adapter, "session-start", "SessionStart",
-                        json.dumps({**base, "hook_event_name": "SessionStart",
-                                    "source": "startup"}))
+            runtime.run(
+                adapter,
+                "session-start",
+                "SessionStart",
+                json.dumps({**base, "hook_event_name": "SessionStart", "source": "startup"}),
+            )
             (repo / "work.txt").write_text(f"{index}\n")
             _git(repo, "add", "work.txt")
-            _git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
-                 f"feat: step {index}")
-            runtime.run(adapter, "session-end", "SessionEnd",
-                        json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "exit"}))
+            _git(
+                repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", f"feat: step {index}"
+            )
+            runtime.run(
+                adapter,
+                "session-end",
+                "SessionEnd",
+                json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "exit"}),
+            )
     finally:
         os.environ.pop("CLAUDE_PROJECT_DIR", None)
     history = _vault_history(repo) + _state_text(repo)
@@ -299,16 +321,21 @@ def transcripts(root: Path, rows: list[Row], tally: Tally) -> Path:
 
 def _transcript(sid: str, prompt: str) -> str:
     def user(text: str, n: int) -> str:
-        return json.dumps({
-            "type": "user", "sessionId": sid, "uuid": str(uuid.uuid4()), "isSidechain": False,
-            "timestamp": f"2026-12-01T10:0{n}:00Z",
-            "message": {"role": "user", "content": text},
-        })
+        return json.dumps(
+            {
+                "type": "user",
+                "sessionId": sid,
+                "uuid": str(uuid.uuid4()),
+                "isSidechain": False,
+                "timestamp": f"2026-12-01T10:0{n}:00Z",
+                "message": {"role": "user", "content": text},
+            }
+        )
 
     return "\n".join([user(prompt, 0), user(f"and again: {prompt}", 1)]) + "\n"
 
 
-MERGER = r'''
+MERGER = r"""
 import re, sys
 prompt = sys.stdin.read()
 with open(sys.argv[1], "a", encoding="utf-8") as log:
@@ -325,11 +352,12 @@ for i, name in enumerate(cats):
     mine = lines[i::len(cats)] if lines else []
     out += mine or ["- (none yet)"]
 print("\n".join(out))
-'''
+"""
 
 
-def way_out(root: Path, rows: list[Row], tally: Tally, *, batch: int = 4, group: int = 20
-            ) -> list[Path]:
+def way_out(
+    root: Path, rows: list[Row], tally: Tally, *, batch: int = 4, group: int = 20
+) -> list[Path]:
     """Planted unredacted: recall after each planting; a copying merger and the builtin one
     fold each batch; the search index after each group (a fresh vault per group keeps every
     fold small)."""
@@ -338,7 +366,9 @@ def way_out(root: Path, rows: list[Row], tally: Tally, *, batch: int = 4, group:
     script = root / "copying_merger.py"
     script.write_text(MERGER)
     prompts = root / "prompts.log"
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(prompts))}"
+    command = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(prompts))}"
+    )
     repos: list[Path] = []
     for first in range(0, len(rows), group):
         repo = _repo(root, f"outbound-{first}", agents="claude")
@@ -375,23 +405,28 @@ def way_out(root: Path, rows: list[Row], tally: Tally, *, batch: int = 4, group:
 def _plant(vault, row: Row, index: int) -> None:  # noqa: ANN001
     slug = f"2026-12-01-{1000 + index // 60:04d}-planted-{index}"[:60]
     meta = (
-        "---\nkind: \"session\"\n"
-        f"slug: \"{slug}\"\ntitle: \"planted {index}\"\n"
-        f"saved_at: \"2026-12-01T{10 + index // 3600:02d}:{index // 60 % 60:02d}:"
-        f"{index % 60:02d}+00:00\"\nmode: \"manual\"\n---\n"
+        '---\nkind: "session"\n'
+        f'slug: "{slug}"\ntitle: "planted {index}"\n'
+        f'saved_at: "2026-12-01T{10 + index // 3600:02d}:{index // 60 % 60:02d}:'
+        f'{index % 60:02d}+00:00"\nmode: "manual"\n---\n'
     )
     body = f"# planted {index}\n\n" + _session(row["text"], f"m{index}")
     vault.commit({f"sessions/{slug}.md": (meta + body).encode()}, f"session {slug}")
 
 
-def run_all(rows: list[Row], *, root: Path | None = None, say: Callable[[str], None] = print
-            ) -> dict[str, dict[str, object]]:
+def run_all(
+    rows: list[Row], *, root: Path | None = None, say: Callable[[str], None] = print
+) -> dict[str, dict[str, object]]:
     tally = Tally()
     with _scratch(root) as where:
         repos: list[Path] = []
         started = time.perf_counter()
-        for name, step in (("notes and file names", notes_and_file_names), ("saves", saves),
-                           ("transcripts", transcripts), ("the way out", way_out)):
+        for name, step in (
+            ("notes and file names", notes_and_file_names),
+            ("saves", saves),
+            ("transcripts", transcripts),
+            ("the way out", way_out),
+        ):
             made = step(where, rows, tally)
             repos += made if isinstance(made, list) else [made]
             say(f"secrets channels: {name} done ({time.perf_counter() - started:.0f} s)")
@@ -410,12 +445,20 @@ def _scratch(root: Path | None) -> Iterator[Path]:
         home = Path(tmp) / "home"
         home.mkdir()
         config = Path(tmp) / "gitconfig"
-        config.write_text("[user]\n\tname = Bench\n\temail = bench@example.invalid\n"
-                          "[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
-        saved = {k: os.environ.get(k) for k in ("HOME", "GIT_CONFIG_GLOBAL",
-                                                "GIT_CONFIG_NOSYSTEM", "XDG_CONFIG_HOME")}
-        os.environ.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(config), GIT_CONFIG_NOSYSTEM="1",
-                          XDG_CONFIG_HOME=str(home / ".config"))
+        config.write_text(
+            "[user]\n\tname = Bench\n\temail = bench@example.invalid\n"
+            "[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n"
+        )
+        saved = {
+            k: os.environ.get(k)
+            for k in ("HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "XDG_CONFIG_HOME")
+        }
+        os.environ.update(
+            HOME=str(home),
+            GIT_CONFIG_GLOBAL=str(config),
+            GIT_CONFIG_NOSYSTEM="1",
+            XDG_CONFIG_HOME=str(home / ".config"),
+        )
         try:
             yield Path(tmp) / "repos"
         finally:

@@ -3,12 +3,14 @@
     python bench/secrets/make_benign_lines.py     # writes benign_manpages.jsonl, benign_paths.jsonl
 
 - benign_manpages.jsonl: 25,000 distinct lines of the manual pages installed on this machine
-  (Debian bookworm's packages, gcloud's generated pages at most a fifth: `man` renders each page at 80 columns, `col -b` strips the
-  overstrikes), a deterministic sample across the pages. Command lines, option tables and
-  examples with `--password`-like words are exactly what a redactor must leave alone.
-- benign_paths.jsonl: 25,000 real file paths (at most 120 from each package's file list in /var/lib/dpkg/info and
-  click's history from /work/shared/histories/click.bundle when present): what a commit's file
-  list holds, hashed asset names, lockfiles and test fixtures included.
+  (Debian bookworm's packages, gcloud's generated pages at most a fifth: `man` renders each
+  page at 80 columns, `col -b` strips the overstrikes), a deterministic sample across the
+  pages. Command lines, option tables and examples with `--password`-like words are exactly
+  what a redactor must leave alone.
+- benign_paths.jsonl: 25,000 real file paths (at most 120 from each package's file list in
+  /var/lib/dpkg/info and click's history from /work/shared/histories/click.bundle when
+  present): what a commit's file list holds, hashed asset names, lockfiles and test fixtures
+  included.
 
 The changelog lines are benign.jsonl's entries split at line breaks (evaluate.py and
 bench/measures/secrets.py do that; nothing is written for them).

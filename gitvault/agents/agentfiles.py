@@ -18,6 +18,7 @@ from gitvault.agents import sentinel, texts
 from gitvault.errors import Refused
 from gitvault.fold import digest as digest_mod
 from gitvault.fold.run import FoldOptions, FoldResult
+from gitvault.memory import cites
 from gitvault.memory.fences import outbound
 from gitvault.resolve import Location
 from gitvault.vault import layout
@@ -35,11 +36,14 @@ _RAW_SUBJECT = re.compile(
 
 
 def standing_lines(
-    digest: digest_mod.Digest, name: str, flagged: Collection[str] = ()
+    digest: digest_mod.Digest,
+    name: str,
+    flagged: Collection[str] = (),
+    tombs: Collection[str] = frozenset(),
 ) -> list[str]:
     """The lines of a category fit to be standing instructions: each cites its evidence, none
-    is a raw commit subject, a cut marker, a placeholder, or a line `gitvault verify` flags
-    (`flagged`: its recorded results for this digest)."""
+    is a raw commit subject, a cut marker, a placeholder, a line `gitvault verify` flags
+    (`flagged`: its recorded results for this digest) or a line about a forgotten item."""
     lines = next((v for k, v in digest.categories.items() if k.lower() == name.lower()), [])
     return [
         line
@@ -49,18 +53,23 @@ def standing_lines(
         and line != digest_mod.PLACEHOLDER
         and not _RAW_SUBJECT.match(line)
         and line not in flagged
+        and not cites.is_forgotten(line, tombs)
     ]
 
 
 def block_text(
-    digest: digest_mod.Digest | None, config: VaultConfig, flagged: Collection[str] = ()
+    digest: digest_mod.Digest | None,
+    config: VaultConfig,
+    flagged: Collection[str] = (),
+    tombs: Collection[str] = frozenset(),
 ) -> str:
     """The managed section: the session mechanics, then the digest's Conventions and Gotchas
-    (only lines with evidence, never raw commit subjects, never a line verify flags)."""
+    (only lines with evidence, never raw commit subjects, never a line verify flags or one
+    about a forgotten item)."""
     parts = [texts.agent_file_mechanics()]
     if digest is not None:
         for name in (config.categories[2].name, config.categories[3].name):
-            section = "\n".join(standing_lines(digest, name, flagged))
+            section = "\n".join(standing_lines(digest, name, flagged, tombs))
             if section.strip():
                 parts.append(f"\n### {name}\n{outbound(section)}")
     text = "\n".join(parts)
@@ -119,11 +128,12 @@ def refresh(
     raise_on_refusal: bool = True,
     explicit: bool = False,
     flagged: Collection[str] = (),
+    tombs: Collection[str] = frozenset(),
 ) -> PatchReport:
     """Patch the agent files of a worktree from the vault's current digest, without the lines
-    `flagged` (what verify found stale or dangling in it): `files`, else vault.toml's
-    patch.files. Every name is checked first (`unsafe_target`); one that fails is reported and
-    left alone — or raised, when a person named it (`explicit`)."""
+    `flagged` (what verify found stale or dangling in it) or about a forgotten item (`tombs`):
+    `files`, else vault.toml's patch.files. Every name is checked first (`unsafe_target`); one
+    that fails is reported and left alone — or raised, when a person named it (`explicit`)."""
     if loc_workdir is None:
         return PatchReport()
     current = None if vault_text is None else digest_mod.parse(vault_text, config, strict=False)
@@ -137,7 +147,7 @@ def refresh(
     done = patch_files(
         loc_workdir,
         kept,
-        block_text(current, config, flagged),
+        block_text(current, config, flagged, tombs),
         raise_on_refusal=raise_on_refusal,
     )
     done.refused[:0] = refused
@@ -260,6 +270,7 @@ def refresh_from_vault(
         raise_on_refusal=raise_on_refusal,
         explicit=explicit,
         flagged=_flagged(loc, text),
+        tombs=cites.forgotten(vault),
     )
 
 
@@ -288,7 +299,22 @@ def fold_and_patch(loc: Location, opts: FoldOptions, say: Say = lambda _: None) 
         files = _already_patched(loc) if agents_off(loc.workdir) else _served_files(loc)
         if files is None or files:
             patched = refresh_from_vault(loc, files=files, raise_on_refusal=False)
+    elif result.buried is not None:
+        patched = after_history_change(loc)
     return Folded(result, patched)
+
+
+def after_history_change(loc: Location) -> PatchReport | None:
+    """After `forget`, `redact` or a sync changed what the vault may show: the sections this
+    worktree's agent files already hold are rewritten from the vault as it is now, and
+    verify's results are taken again first (verify.json quotes digest lines, and the patch
+    leaves out the lines it flags)."""
+    _verify_quietly(loc)
+    if loc.workdir is None:
+        return None
+    served = None if agents_off(loc.workdir) else _served_files(loc)
+    files = _already_patched(loc, served)
+    return refresh_from_vault(loc, files=files, raise_on_refusal=False) if files else None
 
 
 def _verify_quietly(loc: Location) -> None:
@@ -320,15 +346,15 @@ def _served_files(loc: Location) -> list[str] | None:
     return None if targets == listed else targets
 
 
-def _already_patched(loc: Location) -> list[str]:
+def _already_patched(loc: Location, also: list[str] | None = None) -> list[str]:
     """Under --no-claude a fold adds gitvault's section to no file; a section someone added
-    with `gitvault patch` is kept current."""
+    with `gitvault patch` is kept current. also: more candidates (the served agents' files)."""
     from gitvault.fold.run import load_config
     from gitvault.vault.store import Vault
 
     assert loc.workdir is not None
     out = []
-    for name in load_config(Vault(loc)).patch_files:
+    for name in dict.fromkeys([*load_config(Vault(loc)).patch_files, *(also or [])]):
         path = loc.workdir / name
         if unsafe_target(loc.workdir, name, _git_dirs(loc.workdir)) or not path.is_file():
             continue

@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from gitvault.agents import agentfiles
 from gitvault.commands.common import emit_json, err, location, out
 from gitvault.errors import GitvaultError, Refused
 from gitvault.memory import forget as forget_mod
@@ -91,12 +92,14 @@ def forget_cmd(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Tombstone a note or a session (APPEND, one commit): it is no longer recalled, searched
-    or folded, and digest lines citing only forgotten items are hidden now and dropped by the
-    next fold. The item stays in the history; `redact` removes text from the history."""
+    or folded, and every digest line citing it is dropped in the same commit (the next fold
+    re-reads the line's other items); agent files are patched again. The item stays in the
+    history; `redact` removes text from the history."""
     loc = location(ctx)
     done = forget_mod.forget(loc, ident, reason=reason)
     if done.commit is not None:
         index_mod.update_quietly(loc)  # the forgotten item leaves the per-path index now
+    agentfiles.after_history_change(loc)
     if json_out:
         emit_json(
             "forget",
@@ -115,8 +118,8 @@ def forget_cmd(
         out.print(f"forgot {done.cite} ({done.commit[:7]})", markup=False)
     if done.digest_lines:
         out.print(
-            f"  {done.digest_lines} digest line(s) rest only on forgotten items: hidden from "
-            "recall now, dropped by the next fold"
+            f"  {done.digest_lines} digest line(s) citing it dropped; the next fold re-reads "
+            "the other items they cited"
         )
 
 

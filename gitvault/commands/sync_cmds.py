@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from gitvault.agents import agentfiles
 from gitvault.commands.common import emit_json, err, location, out, print_lines
 from gitvault.sync import run as sync_run
 
@@ -30,6 +31,8 @@ def sync(
     result = sync_run.sync(
         loc, remote, push=not no_push, say=lambda line: err.print(line, markup=False)
     )
+    if result.buried:
+        agentfiles.after_history_change(loc)
     if json_out:
         emit_json("sync", result.as_json())
         return

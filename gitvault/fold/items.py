@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from gitvault.errors import GitvaultError
 from gitvault.memory import cites, sections
 from gitvault.vault import frontmatter, layout
 from gitvault.vault.notebody import parse_body
@@ -151,6 +152,36 @@ def new_items(vault: Vault, watermark: str | None, tip: str | None = None) -> li
         item = _read_item(vault, path, commit.sha, commit.time)
         if item is not None:
             out.append(item)
+    return out
+
+
+def refold_items(
+    vault: Vault, meta: dict[str, object], tip: str, mark: str | None, skip: set[str]
+) -> list[Item]:
+    """The items a digest's `refold` list names (the other citations of lines `gitvault
+    forget` dropped), read at tip and counted as read at the watermark: they are old, so a
+    batch of them never moves the watermark back. Forgotten ones and paths in skip are left
+    out."""
+    from gitvault.memory import history
+
+    listed = meta.get("refold")
+    if not isinstance(listed, list):
+        return []
+    tombs = cites.forgotten(vault, tip)
+    out: list[Item] = []
+    for cite in dict.fromkeys(str(c) for c in listed):
+        try:
+            target = history.resolve_id(vault, cite)
+        except GitvaultError:
+            continue  # gone or ambiguous: nothing to re-read
+        if target.kind not in ("note", "session") or target.path in skip:
+            continue
+        if cites.path_is_buried(target.path, tombs):
+            continue
+        item = _read_item(vault, target.path, tip, 0)
+        if item is not None:
+            skip.add(target.path)
+            out.append(replace(item, commit=mark or tip))
     return out
 
 

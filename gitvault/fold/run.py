@@ -38,7 +38,7 @@ from gitvault.fold import digest as digest_mod
 from gitvault.fold import items, mergers, mine, truth
 from gitvault.fold.lease import fold_lease
 from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnavailable
-from gitvault.memory import cites
+from gitvault.memory import cites, forget
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
 from gitvault.vault import layout, statedir
@@ -102,6 +102,7 @@ class FoldResult:
     skipped_reason: str | None = None  # why nothing, or not everything, was folded
     merger: str = ""
     fell_back: str | None = None  # the failure the builtin fallback stood in for
+    buried: str | None = None  # nothing to fold, but digest lines citing forgotten items left
     calls: list[Call] = field(default_factory=list)  # the plan (dry run) or what ran
     verified: bool = False  # the committed digest's truth checks are recorded (verify.json)
 
@@ -150,9 +151,9 @@ def current_digest(vault: Vault, config: VaultConfig) -> digest_mod.Digest | Non
     if text is None:
         return None
     cur = digest_mod.parse(text, config, strict=False)
-    tombs = cites.forgotten(vault)  # lines resting only on forgotten items leave at this fold
+    tombs = cites.forgotten(vault)  # lines citing a forgotten item never reach a merger
     if tombs:
-        cur.categories = {n: cites.without_buried(ls, tombs) for n, ls in cur.categories.items()}
+        cur.categories = {n: cites.without_forgotten(ls, tombs) for n, ls in cur.categories.items()}
     return cur
 
 
@@ -297,9 +298,13 @@ def _fold(
         read_tip = vault.require_tip()  # notes landing during the fold wait for the next one
         fresh = items.new_items(vault, mark, read_tip)
         old = items.new_items(vault, backlog.start, backlog.end) if backlog else []
+        if cur is not None:  # what a forget took out of the digest with a forgotten item
+            seen = {i.path for i in fresh + old}
+            fresh = items.refold_items(vault, cur.meta, read_tip, mark, seen) + fresh
         result.new_items = len(fresh) + len(old)
         if not result.new_items:
             result.skipped_reason = "nothing new since the last fold"
+            result.buried = forget.bury_forgotten(vault)  # tombstones a sync brought
             return result
         minimum = int(config.fold_value("min_new_items"))
         if not opts.rebuild and result.new_items < minimum:
@@ -606,6 +611,9 @@ def _plan_only(
     tip = vault.tip()
     fresh = items.new_items(vault, mark, tip)
     old = items.new_items(vault, backlog.start, backlog.end) if backlog else []
+    if cur is not None and tip is not None:
+        seen = {i.path for i in fresh + old}
+        fresh = items.refold_items(vault, cur.meta, tip, mark, seen) + fresh
     result.new_items = len(fresh) + len(old)
     if not result.new_items or tip is None:
         result.skipped_reason = "nothing new since the last fold"

@@ -1,17 +1,25 @@
-"""Citations (`c:<sha>`, `s:<slug>`) and tombstones: which items are forgotten, and which digest
-lines rest only on forgotten items. Standard library only: the SessionStart recall uses it.
+"""Citations (`c:<sha>`, `s:<slug>`) and tombstones: which items are forgotten. Standard
+library only: the SessionStart recall uses it.
 
 A tombstone's file name says what it buries (`tombstones/c-<sha>.md`, `tombstones/s-<slug>.md`,
 see vault.layout), so knowing what is forgotten costs one tree listing, never a blob read.
+
+"Forgotten" is one property every reader checks the same way: load the tombstones once
+(`tombstones`, one `git ls-tree`; `forgotten` with a Vault at hand), then ask
+`is_forgotten(text, tombs)` of anything it is about to show or index — a citation, an item's
+path, or a digest line. A line that cites a forgotten item is forgotten with it, whatever else it
+cites: its words may quote the forgotten item, so no reader shows it and no fold keeps it (the
+fold re-reads the line's other items instead, see memory/forget).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitvault.vault import layout
+from gitvault.vault import gitcmd, layout
 
 if TYPE_CHECKING:
     from gitvault.vault.store import Vault
@@ -45,16 +53,30 @@ def is_buried(cite: str, tombs: Collection[str]) -> bool:
     return False
 
 
-def rests_only_on_buried(line: str, tombs: Collection[str]) -> bool:
-    """A digest line whose every citation is forgotten (a line citing nothing is not judged
-    here: the fold drops those for its own reason)."""
-    cites = cites_in(line)
-    return bool(cites) and bool(tombs) and all(is_buried(c, tombs) for c in cites)
+def is_forgotten(text: str, tombs: Collection[str]) -> bool:
+    """Whether text is about a forgotten item: a citation or an item's path that a tombstone
+    buries, or a line (a digest line, a search document) citing at least one such item."""
+    if not tombs:
+        return False
+    if layout.note_sha(text) or layout.session_slug(text):
+        return path_is_buried(text, tombs)
+    return any(is_buried(cite, tombs) for cite in cites_in(text))
 
 
-def without_buried(lines: Iterable[str], tombs: Collection[str]) -> list[str]:
-    """Digest lines minus those resting only on forgotten items."""
-    return [ln for ln in lines if not rests_only_on_buried(ln, tombs)]
+def without_forgotten(lines: Iterable[str], tombs: Collection[str]) -> list[str]:
+    """Lines minus those citing a forgotten item."""
+    return [ln for ln in lines if not is_forgotten(ln, tombs)]
+
+
+def tombstones(cwd: Path, rev: str) -> frozenset[str]:
+    """The citations the tombstones at rev bury, read with one `git ls-tree` (no pygit2, no
+    blob): what a hook or any other reader of the vault calls once before is_forgotten."""
+    return tombstones_from(e.path for e in gitcmd.ls_tree(cwd, rev, [layout.TOMBSTONES + "/"]))
+
+
+def tombstones_from(paths: Iterable[str]) -> frozenset[str]:
+    """The citations buried by the tombstones among these vault paths."""
+    return frozenset(c for path in paths if (c := layout.tombstone_cite(path)))
 
 
 def forgotten(vault: Vault, at: str | None = None) -> set[str]:

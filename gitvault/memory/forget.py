@@ -1,9 +1,12 @@
 """`gitvault forget` (append-only) and `gitvault redact` (the one rewrite of history).
 
-forget ID: one commit adds `tombstones/<c|s>-<id>.md`. From then on the item is not recalled,
-searched or folded, and digest lines citing only forgotten items are hidden from recall at once
-and dropped by the next fold. The item stays in the history (that is what append-only means):
-`git log vault` shows the forget, and deleting the tombstone would bring the item back.
+forget ID: one commit adds `tombstones/<c|s>-<id>.md` and drops every digest line that cites
+the item (its other items are re-read by the next fold). From then on the item is not recalled,
+searched or folded, and no reader shows a line citing it (memory/cites.is_forgotten: recall,
+search and its index of past digests, the agent files, the fold's input), in this clone and in
+every clone its tombstone reaches by sync. The item stays in the history (that is what
+append-only means): `git log vault` shows the forget, and deleting the tombstone would bring
+the item back.
 
 redact ID --pattern TEXT: the text is replaced by `[REDACTED]` in every version of every file
 and in every commit message of the vault branch, through `git fast-export | git fast-import`.
@@ -25,8 +28,9 @@ from pathlib import Path
 from gitvault.errors import GitvaultError, Refused
 from gitvault.memory import cites, history, search
 from gitvault.resolve import Location
+from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, gitcmd, layout, schemas
-from gitvault.vault.store import PathTaken, Vault
+from gitvault.vault.store import Vault, Write
 from gitvault.vault.times import utc_iso
 
 REPLACEMENT = b"[REDACTED]"
@@ -44,14 +48,15 @@ class ForgetError(GitvaultError):
 
 
 forgotten = cites.forgotten
+REFOLD_MAX = 200  # citations a digest keeps for the next fold to re-read
 
 
 @dataclass(frozen=True)
 class Forgot:
     cite: str
     path: str | None  # the item's path (None: a citation without a note)
-    commit: str | None  # None: it was already forgotten
-    digest_lines: int  # lines of the current digest that rest only on forgotten items
+    commit: str | None  # None: it was already forgotten and the digest held nothing about it
+    digest_lines: int  # lines of the digest that cited it: dropped by that commit
 
 
 def _target(vault: Vault, ident: str) -> tuple[str, str | None]:
@@ -74,6 +79,9 @@ def _target(vault: Vault, ident: str) -> tuple[str, str | None]:
 
 
 def forget(loc: Location, ident: str, *, reason: str | None = None) -> Forgot:
+    """One commit: the tombstone, and the digest without every line that cites the item (the
+    line's other items are listed for the next fold to re-read, so what they said comes back
+    without the forgotten item's words)."""
     vault = Vault(loc)
     vault.check_format()
     cite, path = _target(vault, ident)
@@ -82,7 +90,7 @@ def forget(loc: Location, ident: str, *, reason: str | None = None) -> Forgot:
         "cite": cite,
         "path": path,
         "forgotten_at": utc_iso(),
-        "reason": _one_line(reason, 300) if reason else None,
+        "reason": _one_line(scrub_secrets(reason)[0], 300) if reason else None,
     }
     meta = {k: v for k, v in meta.items() if v is not None}
     schemas.validate("tombstone.schema.json", meta, "tombstone front matter")
@@ -91,21 +99,79 @@ def forget(loc: Location, ident: str, *, reason: str | None = None) -> Forgot:
         "The item stays in the vault's history; deleting this file brings it back.\n"
     )
     tomb = layout.tombstone_path(cite)
-    commit: str | None
-    try:
-        commit = vault.commit(
-            {tomb: frontmatter.render(meta, body).encode()}, f"forget {cite}", create_only=True
+    dropped = 0
+
+    def build(tip: str) -> Write | None:
+        nonlocal dropped
+        tombs = forgotten(vault, tip) | {cite}
+        changes: dict[str, bytes | None] = {}
+        if not vault.exists(tomb, tip):
+            changes[tomb] = frontmatter.render(meta, body).encode()
+        digest, dropped = digest_without_forgotten(vault.read_text(layout.DIGEST, tip), tombs)
+        if digest is not None:
+            changes[layout.DIGEST] = digest.encode()
+        if not changes:
+            return None
+        message = f"forget {cite}" if tomb in changes else f"forget: digest lines about {cite}"
+        if dropped:
+            message += f"\n\n{dropped} digest line(s) citing it dropped; the next fold re-reads "
+            message += "their other items"
+        return Write(changes, message)
+
+    commit = vault.commit_built(build)
+    return Forgot(cite, path, commit, dropped)
+
+
+def bury_forgotten(vault: Vault) -> str | None:
+    """Drop the digest's lines that cite a forgotten item (one commit), e.g. after `sync`
+    brought a teammate's tombstones; None when the digest holds none."""
+
+    def build(tip: str) -> Write | None:
+        text, dropped = digest_without_forgotten(
+            vault.read_text(layout.DIGEST, tip), forgotten(vault, tip)
         )
-    except PathTaken:
-        commit = None
-    tombs = forgotten(vault)
-    return Forgot(cite, path, commit, _buried_lines(vault, tombs))
+        if text is None:
+            return None
+        return Write({layout.DIGEST: text.encode()}, f"forget: {dropped} digest line(s) dropped")
+
+    return vault.commit_built(build)
 
 
-def _buried_lines(vault: Vault, tombs: set[str]) -> int:
-    text = vault.read_text(layout.DIGEST) or ""
-    _, body = frontmatter.parse(text)
-    return sum(1 for ln in body.splitlines() if cites.rests_only_on_buried(ln, tombs))
+def digest_without_forgotten(text: str | None, tombs: set[str]) -> tuple[str | None, int]:
+    """The digest text without the lines citing a forgotten item (None: nothing to drop), and
+    how many were dropped. The other citations of a dropped line go to the front matter's
+    `refold` list: the next fold re-reads those items, so their facts come back without the
+    forgotten item's words. Category line counts follow."""
+    if text is None or not tombs:
+        return None, 0
+    meta, body = frontmatter.parse(text)
+    kept: list[str] = []
+    again: list[str] = []
+    counts = meta.get("items") if isinstance(meta.get("items"), dict) else None
+    category = ""
+    dropped = 0
+    for line in body.split("\n"):
+        if line.startswith("## "):
+            category = line[3:].strip()
+        elif line.lstrip().startswith("- ") and cites.is_forgotten(line, tombs):
+            dropped += 1
+            again += [c for c in cites.cites_in(line) if not cites.is_buried(c, tombs)]
+            if counts is not None and isinstance(counts.get(category), int):
+                counts[category] = max(0, counts[category] - 1)
+            continue
+        kept.append(line)
+    if not dropped:
+        return None, 0
+    earlier = meta.get("refold")
+    listed = [str(c) for c in earlier] if isinstance(earlier, list) else []
+    refold = [c for c in dict.fromkeys(listed + again) if not cites.is_buried(c, tombs)]
+    if refold:
+        meta["refold"] = refold[:REFOLD_MAX]
+    else:
+        meta.pop("refold", None)
+    if meta.get("kind") == "digest":
+        schemas.validate("digest.schema.json", meta, "digest front matter")
+    return frontmatter.render(meta, "\n".join(kept)), dropped
 
 
 def _one_line(text: str, limit: int) -> str:

@@ -99,8 +99,8 @@ def build(
     # Private sessions (`gitvault save --private`) live on a local-only ref: recalled here too.
     entries += gitcmd.ls_tree(cwd, layout.PRIVATE_REF, [layout.SESSIONS + "/"])
     by_path = {e.path: e for e in reversed(entries)}
-    # `gitvault forget`: forgotten sessions, and digest lines resting only on forgotten items.
-    tombs = {c for e in entries if (c := layout.tombstone_cite(e.path))}
+    # `gitvault forget`: forgotten sessions, and digest lines citing a forgotten item.
+    tombs = cites.tombstones_from(e.path for e in entries)
     session_paths = sorted((e.path for e in entries if layout.session_slug(e.path)), reverse=True)
     session_paths = [p for p in session_paths if not cites.path_is_buried(p, tombs)]
     pattern_paths = sorted(e.path for e in entries if layout.is_pattern(e.path))
@@ -147,9 +147,7 @@ def build(
         merger = meta.get("merger", "?")
         body = strip_recall(body).strip()
         if tombs:
-            body = "\n".join(
-                ln for ln in body.split("\n") if not cites.rests_only_on_buried(ln, tombs)
-            )
+            body = "\n".join(cites.without_forgotten(body.split("\n"), tombs))
         loc = loc or _location(cwd)
         stale = _stale_lines(loc, by_path[layout.DIGEST].oid) if loc else {}
         if stale:  # found by `gitvault verify` ahead of time: marked, not recomputed here

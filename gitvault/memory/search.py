@@ -14,8 +14,8 @@ message without trailers, and file list; dated by the commit), each session (dat
 and each distinct line any version of `_master.md` ever held (dated by the fold that first wrote
 it, cited `digest:<fold commit>`). Two indexes, both holding postings only (the text stays in
 git, so the index is small): words (Porter-stemmed, title and body apart) and names (identifiers
-and paths whole). Forgotten items (tombstones) are removed and never indexed again, with the
-digest lines resting only on them.
+and paths whole). Forgotten items (tombstones) are removed and never indexed again, with every
+digest line citing one of them (past versions too).
 
 Relevance, honestly. Each query term (a word, or a name kept whole) weighs its inverse document
 frequency: a word in half the vault says little, a rare one a lot. A result's coverage is the
@@ -577,7 +577,7 @@ class Index:
         return len(docs)
 
     def _bury(self, conn: sqlite3.Connection, tombs: set[str]) -> int:
-        """Remove forgotten items and the digest lines resting only on them."""
+        """Remove forgotten items and every digest line citing one of them."""
         found: list[_Doc] = []
         for tomb in tombs:
             if tomb.startswith("c:"):
@@ -591,7 +591,7 @@ class Index:
         for row in conn.execute(f"SELECT {_DOC_COLUMNS} FROM docs WHERE kind = 'digest'"):
             doc = _Doc(*row)
             cited = (doc.line or "").split(_US)[-1].split()
-            if cited and all(cites_mod.is_buried(c, tombs) for c in cited):
+            if any(cites_mod.is_buried(c, tombs) for c in cited):
                 found.append(doc)
         unique = {d.id: d for d in found}
         return self._unindex(conn, list(unique.values()))
@@ -691,8 +691,8 @@ class Index:
             if conn.execute("SELECT 1 FROM docs WHERE key = ?", (key,)).fetchone():
                 continue
             found = cites_mod.cites_in(line)
-            if found and tombs and all(cites_mod.is_buried(c, tombs) for c in found):
-                continue
+            if cites_mod.is_forgotten(line, tombs):
+                continue  # every past version of a line about a forgotten item stays out
             text = _digest_text(category, line[2:])
             stored = _US.join((commit[:7], category, line[2:], " ".join(found)))
             self._insert(conn, key, "digest", when, text, line=stored)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitvault.errors import Busy, GitvaultError, Refused
+from gitvault.memory import forget
 from gitvault.resolve import Location
 from gitvault.sync import ci, merge, remote, state
 from gitvault.sync.remote import SyncError
@@ -54,6 +55,7 @@ class SyncResult:
     quarantined: int = 0
     quarantine_record: str | None = None
     ci_warnings: list[str] = field(default_factory=list)
+    buried: str | None = None  # the commit that dropped digest lines about forgotten items
 
     def summary(self) -> str:
         if not self.committed and not self.fast_forward and not self.pushed:
@@ -134,6 +136,8 @@ def sync(
             raise Busy("another `gitvault sync` is running in this repository", hint="try again")
         try:
             _attempts(loc, vault, conf, result, push, say)
+            # A teammate's `gitvault forget` reaches this clone's own digest too.
+            result.buried = forget.bury_forgotten(vault)
         except GitvaultError as exc:
             state.record(loc, chosen, {"ok": False, "error": exc.message, "url": result.url})
             raise

@@ -174,6 +174,18 @@ class Vault:
         again on the new tip."""
         return self._publish((), None, packed=False, rebuild=build)
 
+    def commit_built(self, build: Callable[[str], Write | None]) -> str | None:
+        """One commit whose changes are computed from the tip it lands on (`gitvault forget`
+        rewrites the digest it finds there): when another writer moved the branch first, build
+        runs again on the new tip. None when build(tip) has nothing to write."""
+
+        def rebuild(tip: str) -> list[Write]:
+            write = build(tip)
+            return [write] if write is not None else []
+
+        made = self._publish((), None, packed=False, rebuild=rebuild)
+        return made[-1] if made else None
+
     def _chain_loose(self, old: str, writes: list[Write]) -> list[str]:
         head = old
         made: list[str] = []

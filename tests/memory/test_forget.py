@@ -3,14 +3,25 @@
 
 from __future__ import annotations
 
-from gitvault.vault import layout
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from gitvault.memory import cites
+from gitvault.vault import frontmatter, layout
 from tests.support.memory import (
+    CATEGORIES,
     cli_in,
     digest_meta_body,
     session_text,
     vault_log,
+    vault_of,
     vault_text,
 )
+from tests.support.paths import DATA
+from tests.support.remotes import bare_remote, clone, seed
 from tests.support.repos import Repo
 
 
@@ -60,25 +71,83 @@ def test_forget_a_note_by_revision_and_again(repo: Repo) -> None:
     assert cli_in(repo, "search", "teleporter", "--json").json("search")["results"] == []
 
 
-def test_digest_lines_resting_only_on_forgotten_items_leave(repo: Repo) -> None:
-    sha = repo.commit("feat: the frobnicator speaks YAML")
-    other = repo.commit("feat: the widget speaks JSON")
-    _fold(repo)
-    _, body = digest_meta_body(repo)
-    assert sha[:7] in body
-    lines_on_it = [ln for ln in body.splitlines() if sha[:7] in ln]
-    only = [ln for ln in lines_on_it if other[:7] not in ln]
-    done = cli_in(repo, "forget", sha, "--json").json("forget")
-    assert done["digest_lines"] == len(only)
-    recall = cli_in(repo, "recall").out
-    for line in only:
-        assert line not in recall
-    repo.commit("feat: something new to fold")
-    _fold(repo)
-    _, after = digest_meta_body(repo)
-    for line in only:
-        assert line not in after
-    assert other[:7] in after
+def _plant_digest(repo: Repo, lines: dict[str, list[str]]) -> None:
+    """A digest as a model merger would have written it (lines citing several items)."""
+    body = ["# Project memory", ""]
+    for name in CATEGORIES:
+        body += [f"## {name}", *(lines.get(name) or ["- (none yet)"]), ""]
+    meta = {
+        "kind": "digest",
+        "watermark": repo.vault_tip(),
+        "folded_at": "2026-12-01T10:00:00+00:00",
+        "merger": "claude",
+        "model": "haiku",
+        "items": {name: len(lines.get(name, [])) for name in CATEGORIES},
+    }
+    vault_of(repo).commit(
+        {layout.DIGEST: frontmatter.render(meta, "\n".join(body)).encode()}, "fold: planted"
+    )
+
+
+def _codex_context(repo: Repo) -> str:
+    payload = json.loads((DATA / "agent_hooks" / "codex-SessionStart.json").read_text())
+    payload["cwd"] = str(repo.path)
+    done = subprocess.run(
+        [sys.executable, "-m", "gitvault.hook", "codex", "session-start"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=repo.path,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+
+
+def test_a_line_citing_a_forgotten_item_leaves_every_reader_and_its_other_items_refold(
+    repo_factory: Callable[..., Repo],
+) -> None:
+    repo = repo_factory("proj", install=False)
+    assert repo.gv("install", "--agent", "codex").code == 0
+    gone = repo.commit("feat: the frobnicator speaks YAML")
+    kept = repo.commit("feat: the widget speaks JSON")
+    mixed = f"- The frobnicator and the widget share one parser (c:{gone[:7]}, c:{kept[:7]})"
+    _plant_digest(repo, {"Gotchas": [mixed, f"- The widget speaks JSON (c:{kept[:7]})"]})
+    assert cli_in(repo, "patch", "AGENTS.md").code == 0
+    agents_md = repo.path / "AGENTS.md"
+    assert "frobnicator" in agents_md.read_text() and "frobnicator" in _codex_context(repo)
+    assert len(cli_in(repo, "search", "frobnicator", "--json").json("search")["results"]) == 2
+
+    done = cli_in(repo, "forget", gone, "--json").json("forget")
+    assert done["digest_lines"] == 1
+    meta, body = digest_meta_body(repo)  # one commit: the tombstone and the digest without it
+    assert vault_log(repo)[0] == f"forget c:{gone}" and "frobnicator" not in body
+    assert "The widget speaks JSON" in body and meta["refold"] == [f"c:{kept[:7]}"]
+    assert "frobnicator" not in cli_in(repo, "recall").out
+    assert "frobnicator" not in _codex_context(repo)
+    assert "frobnicator" not in agents_md.read_text()
+    assert cli_in(repo, "search", "frobnicator", "--json").json("search")["results"] == []
+    assert "frobnicator" not in (repo.state_dir / "verify.json").read_text()
+
+    # The next fold re-reads the line's other item, never the forgotten one.
+    folded = cli_in(repo, "fold", "--merger", "builtin", "--json").json("fold")
+    assert folded["new_items"] == 1
+    meta, body = digest_meta_body(repo)
+    assert "refold" not in meta and "frobnicator" not in body and kept[:7] in body
+    assert cli_in(repo, "search", "frobnicator", "--json").json("search")["results"] == []
+    # A rebuilt index (missing, corrupt, after a redaction) honours the tombstone as well.
+    (repo.state_dir / "search.sqlite").unlink()
+    assert cli_in(repo, "search", "frobnicator", "--json").json("search")["results"] == []
+
+
+def test_forgotten_is_one_check_for_citations_paths_and_lines() -> None:
+    tombs = cites.tombstones_from(["tombstones/c-" + "a" * 40 + ".md", "tombstones/s-old-work.md"])
+    assert cites.is_forgotten("c:aaaaaaa", tombs) and cites.is_forgotten("s:old-work", tombs)
+    assert cites.is_forgotten(f"notes/2026/12/01/{'a' * 40}.md", tombs)
+    assert cites.is_forgotten("sessions/old-work.md", tombs)
+    assert cites.is_forgotten("- two things (c:bbbbbbb, c:aaaaaaa)", tombs)
+    assert not cites.is_forgotten("- one thing (c:bbbbbbb, s:new-work)", tombs)
+    assert not cites.is_forgotten("- c:aaaaaaa", frozenset())
 
 
 def test_forget_a_citation_without_a_note(repo: Repo) -> None:
@@ -160,3 +229,29 @@ def test_redact_refuses_text_the_item_does_not_hold_and_structure(repo: Repo) ->
     assert structure.code == 3 and "structure" in structure.err
     assert repo.vault_tip() == before
     assert repo.git("for-each-ref", "refs/gitvault/backup/") == ""
+
+
+def test_a_forget_reaches_a_teammates_recall_search_digest_and_agent_file(
+    tmp_path: Path,
+) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    seed(remote, tmp_path / "seed")
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    gone = a.commit("feat: the frobnicator speaks YAML")
+    kept = a.commit("feat: the widget speaks JSON")
+    assert a.gv("sync").code == 0 and b.gv("sync").code == 0
+    # The teammate folded on their own: their digest stays theirs when the clones merge.
+    line = f"- Frobnicator and widget share a parser (c:{gone[:7]}, c:{kept[:7]})"
+    _plant_digest(b, {"Gotchas": [line]})
+    assert b.gv("patch").code == 0 and "Frobnicator" in (b.path / "CLAUDE.md").read_text()
+    assert b.gv("search", "frobnicator", "--json").json("search")["results"]
+    assert a.gv("forget", gone).code == 0 and a.gv("sync").code == 0
+
+    assert b.gv("sync").code == 0
+    _, body = digest_meta_body(b)
+    assert "Frobnicator" not in body and b.git("log", "-1", "--format=%s", "vault").startswith(
+        "forget:"
+    )
+    assert "Frobnicator" not in b.gv("recall").out
+    assert b.gv("search", "frobnicator", "--json").json("search")["results"] == []
+    assert "Frobnicator" not in (b.path / "CLAUDE.md").read_text()
