@@ -760,13 +760,14 @@ class PathIndex:
         if data is None:
             return
         for bullet in parse_digest(data.decode("utf-8", "replace")):
-            line_cites = [f"c:{s}" for s in bullet.cites]
-            if line_cites and tombs and all(cites_mod.is_buried(c, tombs) for c in line_cites):
-                continue
+            if cites_mod.is_forgotten(bullet.text, tombs) or any(
+                cites_mod.is_buried(f"c:{s}", tombs) for s in bullet.cites
+            ):
+                continue  # a line citing a forgotten item may quote it, whatever else it cites
             self._add_fact(conn, "digest", when, bullet)
 
     def _bury(self, conn: sqlite3.Connection, tombs: set[str]) -> int:
-        """Remove forgotten items, and the facts resting only on forgotten commits."""
+        """Remove forgotten items, and every digest fact citing one of them."""
         gone = 0
         for tomb in tombs:
             kind, _, ident = tomb.partition(":")
@@ -777,9 +778,12 @@ class PathIndex:
                 gone += sum(self._forget_commit(conn, r[0]) for r in rows)
             elif kind == "s":
                 gone += self._forget_session(conn, ident)
-        for (fact,) in conn.execute("SELECT id FROM facts").fetchall():
+        digest_facts = "SELECT id, text FROM facts WHERE source = 'digest'"
+        for fact, text in conn.execute(digest_facts).fetchall():
             shorts = [r[0] for r in conn.execute("SELECT short FROM cites WHERE fact = ?", (fact,))]
-            if shorts and all(cites_mod.is_buried(f"c:{s}", tombs) for s in shorts):
+            if cites_mod.is_forgotten(text, tombs) or any(
+                cites_mod.is_buried(f"c:{s}", tombs) for s in shorts
+            ):
                 for table, key in (("cites", "fact"), ("mentions", "fact"), ("facts", "id")):
                     conn.execute(f"DELETE FROM {table} WHERE {key} = ?", (fact,))
                 gone += 1

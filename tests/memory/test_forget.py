@@ -109,14 +109,15 @@ def test_a_line_citing_a_forgotten_item_leaves_every_reader_and_its_other_items_
 ) -> None:
     repo = repo_factory("proj", install=False)
     assert repo.gv("install", "--agent", "codex").code == 0
-    gone = repo.commit("feat: the frobnicator speaks YAML")
-    kept = repo.commit("feat: the widget speaks JSON")
+    gone = repo.commit("feat: the frobnicator speaks YAML", {"src/frob.py": "yaml\n"})
+    kept = repo.commit("feat: the widget speaks JSON", {"src/widget.py": "json\n"})
     mixed = f"- The frobnicator and the widget share one parser (c:{gone[:7]}, c:{kept[:7]})"
     _plant_digest(repo, {"Gotchas": [mixed, f"- The widget speaks JSON (c:{kept[:7]})"]})
     assert cli_in(repo, "patch", "AGENTS.md").code == 0
     agents_md = repo.path / "AGENTS.md"
     assert "frobnicator" in agents_md.read_text() and "frobnicator" in _codex_context(repo)
     assert len(cli_in(repo, "search", "frobnicator", "--json").json("search")["results"]) == 2
+    assert "frobnicator" in cli_in(repo, "recall", "--for", "src/widget.py").out
 
     done = cli_in(repo, "forget", gone, "--json").json("forget")
     assert done["digest_lines"] == 1
@@ -128,6 +129,8 @@ def test_a_line_citing_a_forgotten_item_leaves_every_reader_and_its_other_items_
     assert "frobnicator" not in agents_md.read_text()
     assert cli_in(repo, "search", "frobnicator", "--json").json("search")["results"] == []
     assert "frobnicator" not in (repo.state_dir / "verify.json").read_text()
+    widget = cli_in(repo, "recall", "--for", "src/widget.py").out  # the per-path index
+    assert "The widget speaks JSON" in widget and "frobnicator" not in widget
 
     # The next fold re-reads the line's other item, never the forgotten one.
     folded = cli_in(repo, "fold", "--merger", "builtin", "--json").json("fold")
