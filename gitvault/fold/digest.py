@@ -146,7 +146,8 @@ def check_citations(digest: Digest, exists: Callable[[str, str], bool]) -> None:
 def effective_caps(digest: Digest, config: VaultConfig) -> dict[str, int]:
     """Each category's cap plus its share of what the others leave unused: budget one
     category does not need flows to the categories over their caps, in proportion to how far
-    over they are. The sum never exceeds the configured caps' sum."""
+    over they are. What the categories hold together never exceeds the configured caps' sum
+    (a lender keeps its own cap: it may hold up to it, only what it leaves unused is lent)."""
     caps = {c.name: c.cap for c in config.categories}
     sizes = {n: _size(digest.categories.get(n, [])) for n in caps}
     slack = sum(max(0, caps[n] - sizes[n]) for n in caps)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gitvault.errors import FOLD_REJECTED, FoldRejected
@@ -232,21 +232,31 @@ def test_the_default_caps_keep_any_digest_under_6000() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    widths=st.lists(st.integers(min_value=0, max_value=400), min_size=0, max_size=40),
+    widths=st.lists(
+        st.lists(st.integers(min_value=0, max_value=400), min_size=0, max_size=40),
+        min_size=len(CATEGORIES),
+        max_size=len(CATEGORIES),
+    ),
     cap=st.integers(min_value=200, max_value=3000),
     total=st.integers(min_value=1500, max_value=8000),
 )
-def test_caps_always_hold_after_enforcement(widths: list[int], cap: int, total: int) -> None:
+@example(widths=[[171]] * len(CATEGORIES), cap=200, total=1500)  # a name's length borrows
+def test_caps_always_hold_after_enforcement(widths: list[list[int]], cap: int, total: int) -> None:
+    """A category may use what the others leave unused (its effective cap), never more; all
+    together never more than the configured caps; the whole body never more than its cap."""
     config = VaultConfig(
         categories=tuple(Category(n, cap) for n in CATEGORIES), digest_max_chars=total
     )
     per = {
-        n: [f"- {n} {i} " + "y" * w + " (c:1a2b3c4)" for i, w in enumerate(widths)]
-        for n in CATEGORIES
+        n: [f"- {n} {i} " + "y" * w + " (c:1a2b3c4)" for i, w in enumerate(ws)]
+        for n, ws in zip(CATEGORIES, widths, strict=True)
     }
     parsed = digest_mod.parse(digest_answer(per), config)
+    allowed = digest_mod.effective_caps(parsed, config)
     digest_mod.enforce_caps(parsed, config)
+    sizes = {n: sum(len(ln) + 1 for ln in lines) for n, lines in parsed.categories.items()}
     for name, lines in parsed.categories.items():
-        assert sum(len(ln) + 1 for ln in lines) <= cap, name
+        assert sizes[name] <= allowed[name], name
         assert all(ln.startswith("- ") for ln in lines)
+    assert sum(sizes.values()) <= cap * len(CATEGORIES)
     assert len(parsed.body()) <= total
