@@ -483,7 +483,7 @@ def _run(
     cwd = loc.workdir or loc.common_dir
     ground = truth.Ground(vault, cwd, lambda: mine.record(history()), sources.exists)
     plans = config.categories[-1].name if config.categories else None
-    checks: list[truth.LineCheck] = []
+    checks: list[truth.LineCheck] | None = None  # the truth checks of `base`, once screened
 
     day_cap = int(config.fold_value("max_chars_per_day"))
     pending: list[items.Item] = []
@@ -528,8 +528,9 @@ def _run(
         )
         result.commits.append(sha)
         result.folded += len(pending)
-        _record_checks(loc, base, checks)
-        result.verified = True
+        if checks is not None:
+            _record_checks(loc, base, checks)
+            result.verified = True
         label = " (older history)" if call.older else ""
         say(
             f"fold: batch {result.batches}: {len(pending)} items{label} → {sha[:7]}"
