@@ -94,7 +94,7 @@ def install(
     statedir.ensure(loc)
     if tip is None:
         _adopt_or_create(loc, vault, report)
-    report.changes += launcher.install(loc)
+    report.changes += launcher.install(loc, adapters.turn_ends())
     report.changes += shims.install(hdir, force=force)
     if hdir.scope != "default":
         report.notes.append(f"hooks installed in core.hooksPath ({hdir.scope}): {hdir.path}")

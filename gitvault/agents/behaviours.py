@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gitvault.agents.adapters.base import Adapter, Payload
     from gitvault.agents.ledger import SessionState
+    from gitvault.agents.quiet import Observed
     from gitvault.resolve import Location
 
 Answer = dict[str, str]
@@ -44,17 +45,25 @@ Answer = dict[str, str]
 class HookCall:
     """One hook call of one agent, and what it read."""
 
-    def __init__(self, adapter: Adapter, event: str, loc: Location, payload: Payload) -> None:
+    def __init__(
+        self, adapter: Adapter, event: str, loc: Location, payload: Payload, raw: str = ""
+    ) -> None:
         self.adapter = adapter
         self.event = event
         self.loc = loc
         self.payload = payload
+        self.raw = raw  # the hook input as the agent sent it
         self.cwd: Path = loc.workdir or loc.common_dir
         self._config: dict[str, str] | None = None
         self._sections: dict[str, dict[str, Any]] = {}
         self._state: SessionState | None = None
         self.acted = False  # a behaviour ran (an unserved agent's call stores nothing)
         self.due: list[str] = []  # tool events: the files whose block may be due
+        # The turn end's quiet stamp (gitvault.agents.quiet): what it observed before reading
+        # anything, whether the check found nothing due with nothing left undecided.
+        self.observed: Observed | None = None
+        self.quiet = False
+        self.undecided = False  # a commit may yet turn out to be this session's
 
     @property
     def session_id(self) -> str:
@@ -101,11 +110,16 @@ class HookCall:
         return self._state
 
     def finish(self) -> None:
-        """Store the ledger when a behaviour ran and used it (once per call)."""
+        """Store the ledger when a behaviour ran and used it (once per call); then a turn end
+        leaves its quiet stamp, or none."""
         if self.acted and self._state is not None:
             from gitvault.agents import ledger
 
             ledger.store(self.loc, self._state)
+        if self.acted and self.event == "turn-end":
+            from gitvault.agents import quiet
+
+            quiet.settle(self)
 
     def log(self, message: str) -> None:
         from gitvault.vault.locking import log_failure
@@ -130,11 +144,13 @@ def respond(call: HookCall) -> Answer | None:
 
 
 def recall_at_start(call: HookCall) -> Answer | None:
+    from gitvault.agents import quiet
     from gitvault.memory import recall
     from gitvault.memory.attribution import reflog_size
     from gitvault.vault import gitcmd
 
     loc, state = call.loc, call.state
+    quiet.clear(loc, call.session_id)  # a new run: the next turn end checks in Python
     source = str(call.payload.get("source") or "startup")
     state.open_run(time.time(), reflog_size(loc.git_dir))
     state.git_dir = str(loc.git_dir)
@@ -234,9 +250,21 @@ BEHAVIOURS: dict[str, Callable[[HookCall], Answer | None]] = {
     "file-read": recall_at_file,
     "file-edit": recall_at_file,
 }
+
+
+def observe_for_quiet(call: HookCall) -> bool:
+    """A turn end's baseline for its quiet stamp, taken before the settings and the reflog
+    are read (gitvault.agents.quiet); never a reason to stop."""
+    from gitvault.agents import quiet
+
+    call.observed = quiet.observe(call)
+    return True
+
+
 # Cheap gates run before anything else (the agents' config included): tool hooks fire on
 # every read and edit.
 PRECHECKS: dict[str, Callable[[HookCall], bool]] = {
     "file-read": file_recall_due,
     "file-edit": file_recall_due,
+    "turn-end": observe_for_quiet,
 }

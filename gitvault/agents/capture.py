@@ -58,7 +58,10 @@ def session_commits(call: HookCall) -> list[str]:
         and _overlap(o.attribution_runs(), runs, o.last_active)
     ]
     if rivals:  # two sessions in one worktree: only what this session's transcript shows
-        shas = call.adapter.commits_shown(call.payload, shas)
+        shown = call.adapter.commits_shown(call.payload, shas)
+        # The rest may still show up there (an agent writes its transcript when it likes).
+        call.undecided = call.undecided or len(shown) < len(shas)
+        shas = shown
     return shas
 
 
@@ -113,6 +116,9 @@ def decide_stop(call: HookCall) -> dict[str, str] | None:
     due_turns = after_turns > 0 and state.turns_since_save >= after_turns
     commits = attribution.describe(call.cwd, shas) if shas else []
     if not commits and not due_turns:
+        # Nothing due, and nothing can become due without a new commit, setting or vault tip
+        # (the launcher answers the next turn ends without Python while none comes).
+        call.quiet = not shas and after_turns == 0 and bool(_runs(call)) and not call.undecided
         return None
     state.last_ask = now
     state.asked = (state.asked + [c.sha for c in commits])[-500:]

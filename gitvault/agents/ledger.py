@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,7 @@ class SessionState:
         self.recall: dict[str, str] = recall if recall is not None else {}
         self.transcript: dict[str, Any] = transcript if transcript is not None else {}
         self.known = known  # False: no ledger file existed (set by load)
+        self.beats = 0  # turns the launcher answered, folded in by load (removed by store)
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.FIELDS}
@@ -166,13 +168,37 @@ def _from_data(data: dict[str, Any]) -> SessionState | None:
     return state
 
 
+def _beats(loc: Location, session_id: str) -> tuple[int, float]:
+    """The turn ends the launcher answered without Python since the ledger was last stored
+    (one byte each in the quiet beat file, gitvault.agents.quiet), and when the last was."""
+    if not valid_session_id(session_id):
+        return 0, 0.0
+    try:
+        info = os.lstat(statedir.quiet_beat(loc, session_id))
+    except OSError:
+        return 0, 0.0
+    if not stat.S_ISREG(info.st_mode):
+        return 0, 0.0
+    return min(info.st_size, 1_000_000), info.st_mtime
+
+
+def _with_beats(loc: Location, state: SessionState) -> SessionState:
+    beats, when = _beats(loc, state.session_id)
+    if beats:
+        state.turns_since_save += beats
+        state.last_active = max(state.last_active, when)
+        state.beats = beats
+    return state
+
+
 def load(loc: Location, session_id: str) -> SessionState:
-    """The session's ledger; a new one (known False) when there is none or it is unreadable."""
+    """The session's ledger, with the turns the launcher answered since it was stored; a new
+    one (known False) when there is none or it is unreadable."""
     data = files.load_json_object(path_for(loc, session_id))
     state = _from_data(data) if data is not None else None
     if state is None or state.session_id != session_id:
         return SessionState(session_id=session_id, first_seen=time.time())
-    return state
+    return _with_beats(loc, state)
 
 
 def store(loc: Location, state: SessionState) -> None:
@@ -180,6 +206,12 @@ def store(loc: Location, state: SessionState) -> None:
     path = path_for(loc, state.session_id)
     files.make_dirs(path.parent)
     files.write_json(path, state.as_dict())
+    if state.beats:  # counted in the ledger now (a turn answered meanwhile is not lost twice)
+        try:
+            statedir.quiet_beat(loc, state.session_id).unlink()
+        except OSError:
+            pass
+        state.beats = 0
 
 
 def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
@@ -193,21 +225,33 @@ def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
     mine = path_for(loc, session_id).name
     for entry in entries:
         try:
-            if entry.name == mine or entry.stat().st_mtime < since:
+            if entry.name == mine:
                 continue
+            written = entry.stat().st_mtime
         except OSError:
+            continue
+        beat = _beats(loc, entry.name.removesuffix(".json"))[1]
+        if max(written, beat) < since:
             continue
         data = files.load_json_object(entry.path)
         if data is None or not isinstance(data.get("session_id"), str):
             continue
         state = _from_data(data)
         if state is not None:
-            out.append(state)
+            out.append(_with_beats(loc, state))
     return out
 
 
 def session_git_dir(loc: Location, state: SessionState) -> Path:
     return Path(state.git_dir) if state.git_dir else loc.git_dir
+
+
+def recorded_git_dir(loc: Location, session_id: str) -> Path:
+    """session_git_dir from the stored ledger, without loading it for the call (a look that
+    must not make the call store it)."""
+    data = files.load_json_object(path_for(loc, session_id))
+    value = data.get("git_dir") if data is not None else None
+    return Path(value) if isinstance(value, str) and value else loc.git_dir
 
 
 def commits_made(loc: Location, state: SessionState) -> list[str]:
@@ -234,14 +278,23 @@ def mark_saved(state: SessionState, made: list[str], now: float) -> None:
 
 
 def prune(loc: Location, max_age_days: int = 30) -> None:
-    """Forget sessions not seen for a month."""
+    """Forget sessions not seen for a month (a turn the launcher answered counts as seen), and
+    the quiet stamps of sessions forgotten."""
     from gitvault.agents import shown
 
     folder = loc.state_dir / FOLDER
     cutoff = time.time() - max_age_days * 86400
     try:
         for path in folder.iterdir():
-            if path.stat().st_mtime < cutoff:
+            if max(path.stat().st_mtime, _beats(loc, path.stem)[1]) < cutoff:
+                path.unlink(missing_ok=True)
+    except OSError:
+        pass
+    quiet = loc.state_dir / statedir.QUIET
+    try:
+        for path in quiet.iterdir():
+            session = path.name.removesuffix(statedir.QUIET_BEAT_SUFFIX)
+            if not path_for(loc, session).exists():
                 path.unlink(missing_ok=True)
     except OSError:
         pass

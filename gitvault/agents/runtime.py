@@ -87,7 +87,7 @@ def run(adapter: Adapter, event: str, word: str, raw: str) -> str:
     if payload is None:
         _log(loc, f"{tag}: malformed input ignored: {'; '.join(problems[:3])[:300]}")
         return ""
-    call = HookCall(adapter, event, loc, payload)
+    call = HookCall(adapter, event, loc, payload, raw)
     try:
         if not adapter.wanted(call):
             return ""

@@ -60,10 +60,13 @@ def make_dirs(path: Path) -> Path:
     return path
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write(
+    path: Path, data: bytes, mode: int | None = None, *, mtime_ns: int | None = None
+) -> None:
     """Replace `path` with `data` atomically and durably. The mode is `mode`, else the replaced
-    file's without group/world write, else FILE_MODE narrowed by the umask. No temp file
-    survives an error."""
+    file's without group/world write, else FILE_MODE narrowed by the umask; `mtime_ns` sets its
+    modification time before it appears (a reader comparing times never sees another). No temp
+    file survives an error."""
     if mode is None:
         try:
             mode = stat.S_IMODE(os.lstat(path).st_mode) & ~0o022
@@ -89,6 +92,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if mtime_ns is not None:
+            os.utime(tmp, ns=(mtime_ns, mtime_ns))
         os.replace(tmp, path)
     except BaseException:
         try:

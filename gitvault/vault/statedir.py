@@ -62,6 +62,11 @@ KNOWN_PATHS = "recall-paths"
 # session id, one path a line, appended under an flock (tool hooks of one session run in
 # parallel; a line is never lost and a path never shown twice).
 SHOWN_PATHS = "recall-shown"
+# Per agent session, what its last turn end found nothing due against (the launcher's sh reads
+# it and answers a turn end without Python while it holds: gitvault/vault/launcher), and beside
+# it the session's turns answered that way (QUIET_BEAT_SUFFIX: one byte a turn).
+QUIET = "quiet"
+QUIET_BEAT_SUFFIX = ".seen"
 
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
@@ -95,6 +100,15 @@ def ensure(loc: Location) -> Path:
 
 def path(loc: Location, name: str) -> Path:
     return loc.state_dir / name
+
+
+def quiet_stamp(loc: Location, session_id: str) -> Path:
+    """The quiet stamp of a session whose id is a valid one (agents/ledger.valid_session_id)."""
+    return loc.state_dir / QUIET / session_id
+
+
+def quiet_beat(loc: Location, session_id: str) -> Path:
+    return loc.state_dir / QUIET / (session_id + QUIET_BEAT_SUFFIX)
 
 
 def agent_file(agent: str, what: str) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gitvault.agents.adapters.base import Adapter
+    from gitvault.vault.launcher import TurnEnd
 
 # Registry order: how lists are rendered and parsed, which agent's session a shell belongs to
 # when several variables are set.
@@ -43,6 +44,18 @@ def get(name: str) -> Adapter:
 def all_adapters() -> dict[str, Adapter]:
     """Every adapter, in registry order (imports them all: install, status, the fold)."""
     return {name: get(name) for name in NAMES}
+
+
+def turn_ends() -> list[TurnEnd]:
+    """Every agent's turn-end hook as the launcher's quiet fast path answers it."""
+    from gitvault.vault.launcher import TurnEnd
+
+    return [
+        TurnEnd(adapter.name, hook.word or hook.event, adapter.session_field)
+        for adapter in all_adapters().values()
+        for hook in adapter.hooks
+        if hook.event == "turn-end"
+    ]
 
 
 def names() -> list[str]:

@@ -96,6 +96,7 @@ class Adapter:
     # worktree; with a folder: that path only). vault.toml's patch.files may name only these.
     reads_instructions: ClassVar[tuple[str, ...]] = ()
     session_env: ClassVar[tuple[str, ...]] = ()  # the agent's shell: the session id
+    session_field: ClassVar[str] = "session_id"  # the hook input's member with the session id
     project_var: ClassVar[str] = "PWD"  # hook env: the project folder, when the agent sets one
     context_limit: ClassVar[int] = layout.RECALL_MAX_CHARS
     hooks: ClassVar[tuple[Hook, ...]] = ()
@@ -126,7 +127,7 @@ class Adapter:
     def normalise(self, event: str, raw: Mapping[str, Any]) -> Payload:
         """The agent's hook input as the canonical payload."""
         payload: Payload = {
-            "session_id": raw.get("session_id"),
+            "session_id": raw.get(self.session_field),
             "cwd": raw.get("cwd"),
             "source": raw.get("source"),
             "stop_hook_active": bool(raw.get("stop_hook_active")),

@@ -39,6 +39,7 @@ class Copilot(Adapter):
     instruction_file: ClassVar[str] = "AGENTS.md"
     reads_instructions: ClassVar[tuple[str, ...]] = ("AGENTS.md", ".github/copilot-instructions.md")
     session_env: ClassVar[tuple[str, ...]] = ("COPILOT_AGENT_SESSION_ID",)
+    session_field: ClassVar[str] = "sessionId"
     project_var: ClassVar[str] = "COPILOT_PROJECT_DIR"
     hooks: ClassVar[tuple[Hook, ...]] = (
         Hook("sessionStart", "session-start", 15),
@@ -58,7 +59,7 @@ class Copilot(Adapter):
         source = raw.get("source")
         prompt = raw.get("initialPrompt")
         payload: Payload = {
-            "session_id": raw.get("sessionId"),
+            "session_id": raw.get(self.session_field),
             "cwd": raw.get("cwd"),
             "source": SOURCES.get(source, source) if isinstance(source, str) else None,
             "stop_hook_active": bool(raw.get("stop_hook_active") or raw.get("stopHookActive")),

@@ -237,17 +237,21 @@ def _set_origin(loc: Location, workdir: Path, added: bool) -> None:
 
 def catch_up_notes(call: HookCall) -> None:
     """Note the commits on this session's worktree HEAD that have none (back to the first noted
-    one), when the session made any: the drainer's catch-up walk, in this process."""
+    one), when the session made any: the drainer's catch-up walk, in this process. A turn end
+    that had anything to catch up (or could not tell) leaves no quiet stamp: the next one
+    checks again in Python."""
     from gitvault.agents import ledger
     from gitvault.memory import attribution
 
     loc, state = call.loc, call.state
     git_dir = ledger.session_git_dir(loc, state)
+    settled, call.quiet = call.quiet, False
     try:
         made = attribution.made_in(git_dir, state.attribution_runs())
     except OSError:
         return
     if not made or not os.path.exists(os.path.join(git_dir, "HEAD")):
+        call.quiet = settled
         return
     from gitvault.vault import gitcmd, layout
 
@@ -261,6 +265,7 @@ def catch_up_notes(call: HookCall) -> None:
     tip = gitcmd.first_parent_chain(loc.common_dir, rev, 1)
     vault = layout.branch_ref(call.branch())
     if tip and gitcmd.ref_exists(loc.common_dir, f"{vault}:{layout.note_path(*tip[0])}"):
+        call.quiet = settled
         return
     from gitvault.notes.drain import Drainer, Entry
 

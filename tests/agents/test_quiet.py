@@ -1,0 +1,403 @@
+"""The quiet fast path: an agent's turn end with nothing due is answered by the launcher's sh
+without starting Python, and falls back to Python whenever something may be due.
+
+Every hook runs as the agent runs it: the command gitvault wrote into the agent's settings
+file, through `sh -c`, with the recorded hook input on stdin. Whether Python started is seen by
+a sitecustomize module on PYTHONPATH that records every interpreter start."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitvault.agents import adapters
+from gitvault.agents.adapters.base import Adapter
+from gitvault.vault import statedir
+from tests.support.memory import cli_sub, set_config
+from tests.support.paths import DATA
+from tests.support.repos import Repo
+
+AGENTS = ("claude", "codex", "gemini", "copilot")
+SAMPLES = DATA / "agent_hooks"
+CLAUDE_SAMPLES: dict[str, Any] = json.loads((DATA / "claude-hook-inputs.json").read_text())
+SID = "5e55a1d0-0000-4000-8000-00000000beef"
+STARTS = {
+    "codex": "codex-SessionStart",
+    "gemini": "gemini-SessionStart",
+    "copilot": "copilot-sessionStart",
+}
+TURN_ENDS = {"codex": "codex-Stop", "gemini": "gemini-AfterAgent", "copilot": "copilot-agentStop"}
+
+
+@pytest.fixture
+def wired(repo_factory: Callable[..., Repo]) -> Repo:
+    repo = repo_factory("proj", install=False)
+    done = repo.gv("install", "--agent", ",".join(AGENTS))
+    assert done.code == 0, done
+    return repo
+
+
+@pytest.fixture
+def starts(tmp_path: Path) -> Iterator[Path]:
+    """A sitecustomize that appends one line to a file for every Python that starts."""
+    site = tmp_path / "site"
+    site.mkdir()
+    log = tmp_path / "python-starts"
+    (site / "sitecustomize.py").write_text(
+        f"with open({str(log)!r}, 'a') as _f:\n    _f.write('started\\n')\n"
+    )
+    yield log
+
+
+def _payload(agent: str, event: str, repo: Repo, **fields: Any) -> dict[str, Any]:
+    if agent == "claude":
+        key = "SessionStart:startup" if event == "session-start" else "Stop:False"
+        data: dict[str, Any] = dict(CLAUDE_SAMPLES[key]["input"])
+        data["transcript_path"] = "/nonexistent/transcript.jsonl"
+    else:
+        name = (STARTS if event == "session-start" else TURN_ENDS)[agent]
+        data = json.loads((SAMPLES / f"{name}.json").read_text())
+    data[adapters.get(agent).session_field] = SID
+    data["cwd"] = str(repo.path)
+    data.update(fields)
+    return data
+
+
+def _installed_command(repo: Repo, adapter: Adapter, event: str) -> str:
+    """The command line gitvault wrote into the agent's settings for a canonical event."""
+    hook = next(h for h in adapter.hooks if h.event == event)
+    wanted = f"gitvault-hook {adapter.name} {hook.word or hook.event}"
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str) and wanted in value:
+            found.append(value)
+
+    walk(json.loads((repo.path / adapter.settings_file).read_text()))
+    assert found, f"no {wanted} in {adapter.settings_file}"
+    return found[0]
+
+
+class Hooks:
+    def __init__(self, repo: Repo, starts: Path) -> None:
+        self.repo, self.starts = repo, starts
+
+    def run(self, agent: str, event: str, payload: Any, **env: str) -> tuple[str, bool]:
+        """(stdout, whether Python started) of the agent's installed hook."""
+        adapter = adapters.get(agent)
+        raw = payload if isinstance(payload, str) else json.dumps(payload)
+        before = self._starts()
+        full = {
+            **os.environ,
+            "PYTHONPATH": str(self.starts.parent / "site"),
+            "PWD": str(self.repo.path),
+            "GITVAULT_SYNC": "1",
+            **env,
+        }
+        if adapter.project_var != "PWD":
+            full[adapter.project_var] = str(self.repo.path)
+        done = subprocess.run(
+            ["sh", "-c", _installed_command(self.repo, adapter, event)],
+            input=raw,
+            capture_output=True,
+            text=True,
+            cwd=self.repo.path,
+            env=full,
+            timeout=60,
+        )
+        assert done.returncode == 0 and done.stderr == "", done
+        return done.stdout, self._starts() > before
+
+    def _starts(self) -> int:
+        try:
+            return len(self.starts.read_text().splitlines())
+        except FileNotFoundError:
+            return 0
+
+    def start(self, agent: str, **fields: Any) -> None:
+        _, python = self.run(
+            agent, "session-start", _payload(agent, "session-start", self.repo, **fields)
+        )
+        assert python
+
+    def turn_end(self, agent: str, **fields: Any) -> tuple[str, bool]:
+        return self.run(agent, "turn-end", _payload(agent, "turn-end", self.repo, **fields))
+
+    def settle(self) -> None:
+        """Time passes: every file a stamp watches was last written a while ago."""
+        then = time.time() - 30
+        git = self.repo.git_dir
+        for path in (git / "logs" / "HEAD", git / "config", git / "packed-refs"):
+            if path.exists():
+                os.utime(path, (then, then))
+        glob = Path(os.environ["GIT_CONFIG_GLOBAL"])
+        if glob.exists():
+            os.utime(glob, (then, then))
+
+    def quiet(self, agent: str) -> None:
+        """A session that started and whose turn end found nothing due: the next is quiet."""
+        self.start(agent)
+        self.settle()
+        out, python = self.turn_end(agent)
+        assert (out, python) == ("", True)
+        assert self.stamp.is_file(), "a turn end with nothing due leaves a stamp"
+
+    @property
+    def stamp(self) -> Path:
+        return self.repo.state_dir / statedir.QUIET / SID
+
+    @property
+    def beat(self) -> Path:
+        return self.repo.state_dir / statedir.QUIET / (SID + statedir.QUIET_BEAT_SUFFIX)
+
+    def ledger(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(
+            (self.repo.state_dir / statedir.LEDGER / f"{SID}.json").read_text()
+        )
+        return data
+
+
+@pytest.fixture
+def hooks(wired: Repo, starts: Path) -> Hooks:
+    return Hooks(wired, starts)
+
+
+# -- nothing due: no Python --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_turn_end_with_nothing_due_starts_no_python(hooks: Hooks, agent: str) -> None:
+    hooks.quiet(agent)
+    for turn in range(1, 4):
+        assert hooks.turn_end(agent) == ("", False)
+        assert hooks.beat.read_bytes() == b"x" * turn, "each answered turn is counted"
+
+
+def test_the_turns_answered_without_python_reach_the_ledger(hooks: Hooks) -> None:
+    hooks.quiet("claude")
+    turns = hooks.ledger()["turns_since_save"]
+    for _ in range(3):
+        assert hooks.turn_end("claude") == ("", False)
+    seen = hooks.beat.stat().st_mtime
+    hooks.repo.commit("feat: after quiet turns")  # makes the next turn end run in Python
+    _, python = hooks.turn_end("claude")
+    assert python
+    ledger = hooks.ledger()
+    assert ledger["turns_since_save"] == turns + 3 + 1
+    assert ledger["last_active"] >= seen
+    assert not hooks.beat.exists(), "folded into the ledger once"
+
+
+# -- something may be due: Python, and the due work is done --------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_new_commit_falls_back_to_python_and_asks_for_a_save(hooks: Hooks, agent: str) -> None:
+    hooks.quiet(agent)
+    sha = hooks.repo.commit(f"feat: {agent} work")
+    out, python = hooks.turn_end(agent)
+    assert python
+    assert sha[:7] in json.loads(out)["reason"]
+    assert not hooks.stamp.exists(), "a turn end that asked leaves no stamp"
+
+
+def test_a_commit_reset_away_still_falls_back(hooks: Hooks) -> None:
+    hooks.quiet("claude")
+    before = hooks.repo.head()
+    hooks.repo.commit("feat: made, then reset away")
+    hooks.repo.git("reset", "-q", "--hard", before)
+    _, python = hooks.turn_end("claude")
+    assert python, "HEAD is back where it was, but its reflog moved"
+
+
+def test_a_new_vault_tip_falls_back_and_a_new_setting_is_honoured(hooks: Hooks) -> None:
+    hooks.quiet("claude")
+    # vault.toml on the vault branch now asks for a save every turn.
+    set_config(hooks.repo, "capture", stop_after_turns=1, stop_min_interval_seconds=0)
+    out, python = hooks.turn_end("claude")
+    assert python
+    assert json.loads(out)["decision"] == "block", "the new setting made a save due"
+    assert not hooks.stamp.exists(), "no stamp while a turn count is kept"
+    _, python = hooks.turn_end("claude")
+    assert python
+
+
+def test_a_save_elsewhere_moves_the_vault_and_falls_back(hooks: Hooks) -> None:
+    hooks.quiet("codex")
+    text = "## Summary\nOther work.\n## Key Decisions\n- none\n## Next Steps\n- more\n"
+    saved = cli_sub(hooks.repo, "save", "--agent", "codex", "--session-id", "s2", stdin=text)
+    assert saved.code == 0, saved
+    assert hooks.turn_end("codex")[1]
+
+
+def test_a_resumed_conversation_falls_back(hooks: Hooks) -> None:
+    hooks.quiet("claude")
+    hooks.start("claude", source="resume")
+    assert not hooks.stamp.exists(), "a session start removes the stamp"
+    assert hooks.turn_end("claude")[1]
+
+
+@pytest.mark.parametrize("scope", ["local", "global"])
+def test_a_changed_git_config_falls_back(hooks: Hooks, scope: str) -> None:
+    hooks.quiet("gemini")
+    hooks.repo.git("config", f"--{scope}", "gitvault.agents", "claude,codex,gemini,copilot")
+    assert hooks.turn_end("gemini")[1]
+
+
+def test_another_project_folder_falls_back(hooks: Hooks, tmp_path: Path) -> None:
+    hooks.quiet("codex")
+    elsewhere = hooks.repo.path / "sub"
+    elsewhere.mkdir()
+    assert hooks.run(
+        "codex", "turn-end", _payload("codex", "turn-end", hooks.repo, cwd=str(elsewhere))
+    )[1]
+
+
+def test_a_fresh_reflog_write_leaves_no_stamp(hooks: Hooks) -> None:
+    """A write in the same second as the check might not look newer to a shell comparing
+    whole seconds: no stamp until the files settled."""
+    hooks.start("copilot")
+    hooks.repo.commit("feat: just now")
+    hooks.turn_end("copilot")
+    out, python = hooks.turn_end("copilot")
+    assert python and not hooks.stamp.exists()
+
+
+def test_the_vault_ref_packed_away_falls_back(hooks: Hooks) -> None:
+    hooks.quiet("claude")
+    hooks.repo.git("pack-refs", "--all")
+    assert hooks.turn_end("claude")[1]
+
+
+def test_gitvault_child_makes_the_turn_end_exit_at_once(hooks: Hooks) -> None:
+    hooks.repo.commit("feat: due, but this is the fold's own agent")
+    out, python = hooks.run(
+        "claude", "turn-end", _payload("claude", "turn-end", hooks.repo), GITVAULT_CHILD="1"
+    )
+    assert (out, python) == ("", False)
+
+
+# -- state files and input the sh must never trust ---------------------------------------------
+
+
+def _rewrite_stamp(hooks: Hooks, edit: Callable[[list[str]], list[str]]) -> None:
+    lines = hooks.stamp.read_text().splitlines()
+    mtime = hooks.stamp.stat().st_mtime_ns
+    hooks.stamp.write_text("\n".join(edit(lines)) + "\n")
+    os.utime(hooks.stamp, ns=(mtime, mtime))
+
+
+HOSTILE = {
+    "truncated": lambda lines: lines[:-1],
+    "other format": lambda lines: ["gitvault-quiet 2 claude", *lines[1:]],
+    "other agent": lambda lines: ["gitvault-quiet 1 codex", *lines[1:]],
+    "cwd as a glob": lambda lines: [lines[0], "*", *lines[2:]],
+    "tip as a command": lambda lines: [*lines[:3], "$(touch PWNED)", *lines[4:]],
+    "tip as a glob": lambda lines: [*lines[:3], "*", *lines[4:]],
+    "ref as a command": lambda lines: [*lines[:2], "$(touch PWNED)", *lines[3:]],
+    "empty": lambda lines: [],
+}
+
+
+def _no_command_ran(hooks: Hooks) -> None:
+    assert not (hooks.repo.path / "PWNED").exists()
+    assert not list(hooks.repo.state_dir.rglob("PWNED"))
+
+
+@pytest.mark.parametrize("how", list(HOSTILE))
+def test_a_malformed_or_hostile_stamp_falls_back_and_runs_nothing(hooks: Hooks, how: str) -> None:
+    hooks.quiet("claude")
+    _rewrite_stamp(hooks, HOSTILE[how])
+    out, python = hooks.turn_end("claude")
+    assert python
+    _no_command_ran(hooks)
+
+
+def test_a_watched_name_that_is_a_command_is_only_ever_looked_up(hooks: Hooks) -> None:
+    """A name that does not exist cannot be newer: the stamp still holds, and nothing ran."""
+    hooks.quiet("claude")
+    _rewrite_stamp(hooks, lambda lines: [*lines[:4], "`touch PWNED`", "$(touch PWNED)", *lines[4:]])
+    assert hooks.turn_end("claude") == ("", False)
+    _no_command_ran(hooks)
+
+
+@pytest.mark.parametrize("kind", ["missing", "fifo", "folder", "link to a fifo"])
+def test_a_stamp_that_is_not_a_regular_file_falls_back_without_blocking(
+    hooks: Hooks, kind: str, tmp_path: Path
+) -> None:
+    hooks.quiet("claude")
+    hooks.stamp.unlink()
+    if kind == "fifo":
+        os.mkfifo(hooks.stamp)
+    elif kind == "folder":
+        hooks.stamp.mkdir()
+    elif kind == "link to a fifo":
+        os.mkfifo(tmp_path / "fifo")
+        hooks.stamp.symlink_to(tmp_path / "fifo")
+    assert hooks.turn_end("claude")[1]
+
+
+def test_a_beat_file_that_is_a_link_is_never_written_through(hooks: Hooks, tmp_path: Path) -> None:
+    hooks.quiet("claude")
+    target = tmp_path / "outside"
+    target.write_text("keep\n")
+    hooks.beat.symlink_to(target)
+    assert hooks.turn_end("claude")[1]
+    assert target.read_text() == "keep\n"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # two session ids: which one Python would take is not the sh's to guess
+        '{"session_id": "%s", "session_id": "other", "cwd": "%s"}',
+        # an id that is not one (a path out of the folder)
+        '{"session_id": "../../%s", "cwd": "%s"}',
+        # an escaped id
+        '{"session_id": "\\u0035%s", "cwd": "%s"}',
+        # pretty-printed across lines with the id on the next line
+        '{"session_id":\n "%s", "cwd": "%s"}',
+        # not JSON at all, but the id is there
+        "session_id %s %s",
+    ],
+)
+def test_input_the_sh_cannot_read_for_sure_goes_to_python(hooks: Hooks, raw: str) -> None:
+    hooks.quiet("claude")
+    text = raw % (SID, hooks.repo.path) if raw.count("%s") == 2 else raw
+    assert hooks.run("claude", "turn-end", text)[1]
+
+
+def test_a_second_cwd_member_goes_to_python(hooks: Hooks) -> None:
+    hooks.quiet("codex")
+    raw = json.dumps(_payload("codex", "turn-end", hooks.repo))
+    raw = raw[:-1] + ', "nested": {"cwd": "/elsewhere"}}'
+    assert hooks.run("codex", "turn-end", raw)[1]
+
+
+def test_no_stamp_while_two_sessions_share_the_worktree_and_a_commit_is_undecided(
+    hooks: Hooks,
+) -> None:
+    """Another session in the same worktree: a commit not yet in this session's transcript
+    may still show up there, so the turn end keeps checking in Python."""
+    other = dict(_payload("claude", "session-start", hooks.repo), session_id="0ther-session")
+    hooks.start("claude")
+    hooks.run("claude", "session-start", other)
+    hooks.repo.commit("feat: whose?")
+    hooks.settle()
+    out, python = hooks.turn_end("claude")
+    assert python and out == ""
+    assert not hooks.stamp.exists()
+    assert hooks.turn_end("claude")[1]
