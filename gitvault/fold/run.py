@@ -41,7 +41,7 @@ from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnava
 from gitvault.memory import cites, forget
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
-from gitvault.vault import layout, statedir
+from gitvault.vault import layout, repair, statedir
 from gitvault.vault.config import (
     VaultConfig,
     check_fold_command,
@@ -230,7 +230,17 @@ def fix_for(exc: GitvaultError) -> str:
 
 def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldResult:
     vault = Vault(loc)
-    vault.check_format()
+    tip = vault.check_format()
+    # A hand-made vault commit that put an older digest back would have this fold read every
+    # item since the old watermark again: repaired before anything is read (vault/repair).
+    if opts.dry_run:
+        found = repair.find(vault.git, loc.common_dir, tip)
+        if found is not None:
+            say(f"fold: {found.found}; the next fold repairs it first ({repair.ADVICE})")
+    else:
+        repaired = vault.repair()
+        if repaired:
+            say(f"fold: {repaired}")
     config = load_config(vault)
     name = mergers.check_name(opts.merger or str(config.fold_value("merger")))
     for line in config.held_back:

@@ -10,7 +10,7 @@ from gitvault.errors import GitvaultError
 from gitvault.memory import history
 from gitvault.notes import drain, quarantine, shims
 from gitvault.resolve import Location
-from gitvault.vault import frontmatter, layout, statedir
+from gitvault.vault import frontmatter, layout, repair, statedir
 from gitvault.vault.locking import read_log
 from gitvault.vault.store import Vault
 
@@ -114,6 +114,12 @@ def status(loc: Location) -> Status:
         )
     last_note = last_fold = None
     if tip is not None and fmt is not None:
+        undone = repair.find(vault.git, loc.common_dir, tip)
+        if undone is not None:
+            warnings.append(
+                f"{undone.found}; the next gitvault write (a commit's note, `gitvault fold`) "
+                f"repairs it. {repair.ADVICE}"
+            )
         for entry in history.entries(vault, limit=1, kind="note"):
             last_note = entry.as_json()
         digest = vault.read_text(layout.DIGEST, tip)

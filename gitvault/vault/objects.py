@@ -238,6 +238,55 @@ class Repo:
             return None
         return builder.write()
 
+    def committer_email(self, commit_sha: str) -> str:
+        return str(self._repo[commit_sha].peel(self._pygit2.Commit).committer.email)
+
+    def entry_id(self, commit_sha: str, path: str) -> str | None:
+        """The object id at path (a file or a folder) in a commit's tree, or None."""
+        try:
+            return str(self._tree(commit_sha)[path].id)
+        except KeyError:
+            return None
+
+    def diff_files(self, old_sha: str, new_sha: str) -> list[tuple[str, str | None, str | None]]:
+        """(path, blob id in old, blob id in new) of every file that differs between two
+        commits' trees, deletions and additions included (None: absent). Walks only subtrees
+        whose ids differ."""
+        out: list[tuple[str, str | None, str | None]] = []
+        self._diff_both(self._tree(old_sha), self._tree(new_sha), "", out)
+        return sorted(out)
+
+    def _diff_both(
+        self,
+        old: pygit2.Tree | None,
+        new: pygit2.Tree | None,
+        prefix: str,
+        out: list[tuple[str, str | None, str | None]],
+    ) -> None:
+        Tree = self._pygit2.Tree
+        before = {e.name or "": e for e in old} if old is not None else {}
+        after = {e.name or "": e for e in new} if new is not None else {}
+        for name in sorted(set(before) | set(after)):
+            a, b = before.get(name), after.get(name)
+            if a is not None and b is not None and a.id == b.id:
+                continue
+            a_tree = self._repo[a.id] if a is not None and a.filemode == _TREE_MODE else None
+            b_tree = self._repo[b.id] if b is not None and b.filemode == _TREE_MODE else None
+            if isinstance(a_tree, Tree) or isinstance(b_tree, Tree):
+                self._diff_both(
+                    a_tree if isinstance(a_tree, Tree) else None,
+                    b_tree if isinstance(b_tree, Tree) else None,
+                    f"{prefix}{name}/",
+                    out,
+                )
+            a_blob = str(a.id) if a is not None and a.filemode != _TREE_MODE else None
+            b_blob = str(b.id) if b is not None and b.filemode != _TREE_MODE else None
+            if a_blob != b_blob:
+                out.append((f"{prefix}{name}", a_blob, b_blob))
+
+    def read_object(self, oid: str) -> bytes:
+        return bytes(self._repo[oid].peel(self._pygit2.Blob).data)
+
     def changed_paths(self, commit_sha: str) -> list[str]:
         """Files added or modified by a commit relative to its first parent. Walks only the
         subtrees whose ids differ: cost follows the change, not the vault's size."""

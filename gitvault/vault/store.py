@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.resolve import Location
-from gitvault.vault import fastimport, layout
+from gitvault.vault import fastimport, layout, repair
 from gitvault.vault.locking import log_failure
 from gitvault.vault.objects import Repo, VaultCommit
 
@@ -66,6 +66,8 @@ class Vault:
         self.branch = branch or layout.branch_name(self.git.config_get(layout.BRANCH_KEY))
         # ref: another ref with the vault's layout (the local-only private sessions).
         self.ref = ref or layout.branch_ref(self.branch)
+        # What this object's writes repaired (vault/repair): said by the command that wrote.
+        self.repairs: list[str] = []
 
     # -- reading -------------------------------------------------------------------------
     def tip(self) -> str | None:
@@ -230,11 +232,20 @@ class Vault:
                 for w in chosen
                 if skip_if is None or not skip_if(old, w)
             ]
+            # A hand-made commit at the tip that undid gitvault's work is repaired first, in
+            # the same compare-and-swap (a sync's merge or fast-forward is built as it is).
+            fix = None if rebuild is not None else repair.find(self.git, self.loc.common_dir, old)
+            if fix is not None:
+                todo.insert(0, Write(fix.changes, with_ci_skip(fix.message)))
             made = (self._chain_packed if packed else self._chain_loose)(old, todo)
             if not made:
                 return []
             if self.git.cas_ref(self.ref, made[-1], old, _reflog(todo)):
-                return made
+                if fix is None:
+                    return made
+                self.repairs.append(fix.said)
+                log_failure(self.loc.state_dir, fix.said)
+                return made[1:]
             if self.clear_stale_lock():
                 continue
             time.sleep(min(0.2, 0.002 * (2 ** min(attempt, 6))) * random.random())
@@ -249,6 +260,15 @@ class Vault:
             f"{self.ref} kept moving: gave up after {CAS_ATTEMPTS} attempts",
             hint="another gitvault process is writing; try again",
         )
+
+    def repair(self) -> str | None:
+        """Repair now what hand-made commits at the tip undid (vault/repair), before anything
+        reads the digest; what was repaired, or None when nothing needed it."""
+        if repair.find(self.git, self.loc.common_dir, self.check_format()) is None:
+            return None
+        before = len(self.repairs)
+        self._publish((), None, packed=False)
+        return self.repairs[-1] if len(self.repairs) > before else None
 
     def ref_lock(self) -> Path:
         """The lock file git and libgit2 create while they move the vault branch."""
