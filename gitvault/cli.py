@@ -38,6 +38,7 @@ import typer  # noqa: E402
 from gitvault import __version__, errors  # noqa: E402
 from gitvault.commands import (  # noqa: E402
     common,
+    config_cmds,
     control_cmds,
     core_cmds,
     history_cmds,
@@ -91,6 +92,7 @@ sync_cmds.register(app)
 search_cmds.register(app)
 control_cmds.register(app)
 verify_cmds.register(app)
+config_cmds.register(app)
 # --repo/-C works after the command name too (the README says every command takes it).
 for _info in app.registered_commands:
     if _info.callback is not None:

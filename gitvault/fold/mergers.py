@@ -21,7 +21,7 @@ import os
 import shlex
 import shutil
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from gitvault.errors import FoldRejected, GitvaultError
 from gitvault.fold import digest as digest_mod
@@ -46,9 +46,13 @@ CHILD_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "CLAUDE_CODE_MAX_RETRIES": "0",
 }
+OFFLINE_FIX = (
+    "fold offline with the builtin merger: `gitvault fold --merger builtin` once, "
+    "`gitvault config fold.merger builtin` from now on"
+)
 LOGIN_FIX = (
-    "run `claude` once and /login, or set fold.use_api_key = true with ANTHROPIC_API_KEY "
-    "set, or use --merger builtin"
+    "run `claude` once and /login (or `gitvault config fold.use_api_key true` with "
+    f"ANTHROPIC_API_KEY set), or {OFFLINE_FIX}"
 )
 MAX_OUTPUT = 200_000
 NESTING_MARKERS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
@@ -172,9 +176,8 @@ def claude_merger(config: VaultConfig, model: str | None, *, check: bool = True)
     if not binary:
         # One line that names the alternatives (no separate hint line).
         raise MergerUnavailable(
-            "the claude merger needs the `claude` CLI on PATH, and it is not there: "
-            "install Claude Code, or use --merger builtin (offline) or --merger command "
-            "(fold.command in vault.toml)"
+            "the claude merger needs the `claude` CLI on PATH, and it is not there: install "
+            f"Claude Code, or {OFFLINE_FIX}, or use --merger command (fold.command)"
         )
     argv = [
         binary,
@@ -244,7 +247,12 @@ def make(name: str, config: VaultConfig, model: str | None, *, check: bool = Tru
     return MERGERS[check_name(name)](config, model, check=check)
 
 
-def outlook(config: VaultConfig) -> str:
+class Outlook(NamedTuple):
+    text: str  # what folds will do, in one line
+    runs: bool  # the configured merger can run here (as far as a free check can tell)
+
+
+def outlook(config: VaultConfig) -> Outlook:
     """What folds will do, checked once without a model call (install says it): the merger
     found and logged in, or what stands in for it and how to fix it."""
     name = str(config.fold_value("merger"))
@@ -255,21 +263,21 @@ def outlook(config: VaultConfig) -> str:
         else 'background folds fail until then (fold.fallback = "none")'
     )
     if name == "builtin":
-        return "folds use the builtin merger (offline, deterministic, no model)"
+        return Outlook("folds use the builtin merger (offline, deterministic, no model)", True)
     try:
         merger = make(name, config, None)
     except MergerUnavailable as exc:
         fix = f"; fix: {exc.hint}" if exc.hint else ""
-        return f"the {name} merger cannot run: {exc.message}{fix}; {instead}"
+        return Outlook(f"the {name} merger cannot run: {exc.message}{fix}; {instead}", False)
     if not isinstance(merger, ModelMerger):
-        return f"folds use the {name} merger"
+        return Outlook(f"folds use the {name} merger", True)
     if name != "claude":
-        return f"folds use the {name} merger ({merger.argv[0]})"
+        return Outlook(f"folds use the {name} merger ({merger.argv[0]})", True)
     status = _auth_status(merger)
     if status is False:
-        return f"claude is not logged in; fix: {LOGIN_FIX}; {instead}"
+        return Outlook(f"claude is not logged in; fix: {LOGIN_FIX}; {instead}", False)
     how = "" if status is None else f", {status}"
-    return f"folds use claude ({merger.model}{how}); if it fails, {instead}"
+    return Outlook(f"folds use claude ({merger.model}{how}); if it fails, {instead}", True)
 
 
 def _auth_status(merger: ModelMerger) -> str | bool | None:

@@ -46,6 +46,11 @@ _COMMENTS: dict[tuple[str, str], str] = {
 }
 
 
+def about(section: str, key: str) -> str:
+    """Why a setting exists (the comment a new vault.toml carries for it), or ""."""
+    return _COMMENTS.get((section, key), "")
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
