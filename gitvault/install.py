@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gitvault.agents import agentfiles, sentinel
 from gitvault.errors import GitvaultError, Refused
@@ -199,30 +200,36 @@ def uninstall(loc: Location, *, purge: bool = False) -> Report:
     return report
 
 
-# What folding history costs, from the click project (issue 10): 3,329 commits ≈ 207k tokens of
-# prompt for the claude merger (~250 characters a commit) and 698 bytes a note after `git gc`.
+# What folding history costs, from the click project: 3,329 commits ≈ 207k tokens of prompt
+# for the claude merger (~250 characters a commit) and 698 bytes a note after `git gc`.
 PROMPT_CHARS_PER_COMMIT = 250
 NOTE_BYTES = 700
-RECENT = "90.days.ago"
+RECENT_DAYS = 90
+RECENT = f"{RECENT_DAYS}.days.ago"
+BUILTIN_OFFER = "gitvault config fold.merger builtin"
 
 
 def fold_outlook(loc: Location, vault: Vault) -> list[str]:
-    """What folds will do (the merger checked once, without a model call) and, on a repository
-    with history, what a backfill would cost and how to bound it."""
+    """What folds will do (the merger checked once, without a model call; when it cannot run,
+    the one command that makes folds work offline) and, on a repository with history, what a
+    backfill would cost and how to bound it."""
     from gitvault.fold import mergers
+    from gitvault.fold.run import load_config
     from gitvault.notes.index import noted_shas
-    from gitvault.vault import gitcmd
 
-    config = parse_vault_toml(vault.read_text(layout.CONFIG))
-    out = [f"fold: {mergers.outlook(config)}"]
-    cwd = loc.workdir or loc.common_dir
-    try:
-        total = int(gitcmd.run_git(["rev-list", "--count", "HEAD"], cwd).stdout or 0)
-        recent = int(
-            gitcmd.run_git(["rev-list", "--count", f"--since={RECENT}", "HEAD"], cwd).stdout or 0
+    config = load_config(vault)
+    seen = mergers.outlook(config)
+    out = [f"fold: {seen.text}"]
+    if not seen.runs:
+        out.append(
+            f"no {config.fold_value('merger')} here? fold offline from now on with one command: "
+            f"`{BUILTIN_OFFER}` (deterministic, no model, no cost)"
         )
-    except (GitvaultError, ValueError):
+    cwd = loc.workdir or loc.common_dir
+    history = _history(cwd)
+    if history is None:
         return out  # no commit yet
+    total, recent, newest = history
     missing = total - len(noted_shas(vault))
     if missing <= 20:
         return out
@@ -239,7 +246,49 @@ def fold_outlook(loc: Location, vault: Vault) -> list[str]:
     out.append(
         f"history: {missing:,} commits have no notes. `gitvault backfill --all` notes them "
         f"(~{max(missing * NOTE_BYTES // 1024, 1):,} KB in the vault); {cost}. "
-        f"`gitvault backfill --since {RECENT}` bounds it to the {recent:,} recent commits; "
+        f"{_bound_advice(cwd, recent, newest)}; "
         "`gitvault fold --merger builtin` folds any amount offline"
     )
     return out
+
+
+def _history(cwd: Path) -> tuple[int, int, int] | None:
+    """(commits on HEAD, of which in the last RECENT_DAYS days, HEAD's committer time), or
+    None before the first commit."""
+    from gitvault.vault import gitcmd
+
+    try:
+        total = int(gitcmd.run_git(["rev-list", "--count", "HEAD"], cwd).stdout or 0)
+        recent = int(
+            gitcmd.run_git(["rev-list", "--count", f"--since={RECENT}", "HEAD"], cwd).stdout or 0
+        )
+        newest = int(gitcmd.run_git(["log", "-1", "--format=%ct", "HEAD"], cwd).stdout or 0)
+    except (GitvaultError, ValueError):
+        return None
+    return total, recent, newest
+
+
+def _bound_advice(cwd: Path, recent: int, newest: int) -> str:
+    """How to note only recent history. When nothing was committed in the last RECENT_DAYS
+    days (an older project), `--since 90.days.ago` would note nothing: the advice is the
+    RECENT_DAYS days before the newest commit instead, with their count."""
+    from datetime import UTC, datetime, timedelta
+
+    from gitvault.vault import gitcmd
+
+    if recent:
+        return f"`gitvault backfill --since {RECENT}` bounds it to the {recent:,} recent commits"
+    start = datetime.fromtimestamp(newest, tz=UTC) - timedelta(days=RECENT_DAYS)
+    day = start.strftime("%Y-%m-%d")
+    try:
+        count = int(
+            gitcmd.run_git(["rev-list", "--count", f"--since={day}", "HEAD"], cwd).stdout or 0
+        )
+    except (GitvaultError, ValueError):
+        count = 0
+    last = datetime.fromtimestamp(newest, tz=UTC).strftime("%Y-%m-%d")
+    return (
+        f"nothing was committed in the last {RECENT_DAYS} days (the newest commit is from "
+        f"{last}): `gitvault backfill --since {day}` notes the {count:,} commits of the "
+        f"{RECENT_DAYS} days before it"
+    )

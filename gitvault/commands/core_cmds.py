@@ -93,7 +93,8 @@ def status(
         "--line",
         help="One short line for a shell prompt or an agent's status line: STALE when the "
         "digest is behind (status.stale_items / stale_days in vault.toml) or the last fold "
-        "failed. Prints nothing outside a repository.",
+        "with the configured merger failed and nothing folded since. Prints nothing outside "
+        "a repository.",
     ),
 ) -> None:
     """What is installed, the spool backlog, the last note, and warnings."""

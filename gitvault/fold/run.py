@@ -250,7 +250,9 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
     try:
         result = _fold(loc, vault, config, name, opts, say)
     except (MergerUnavailable, MergerFailed, FoldRejected) as exc:
-        failure = statedir.FoldFailure(name, exc.message, fix_for(exc))
+        failure = statedir.FoldFailure(
+            name, exc.message, fix_for(exc), isinstance(exc, MergerUnavailable)
+        )
         fallback = str(config.fold_value("fallback"))
         can_fall_back = not isinstance(exc, FoldRejected) and name != "builtin"
         if opts.background and fallback == "builtin" and can_fall_back:
@@ -267,8 +269,10 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         "reason": result.skipped_reason if result.left else None,
     }
     failed = statedir.fold_state(loc).failure
-    if failed is None or failed.merger == name:
-        state.update(failure=None, fallback=None)  # the merger that failed works again
+    if failed is None or failed.merger == name or result.commits:
+        # The merger that failed works again, or another one folded: the digest is current,
+        # so nothing is failing any more (whichever merger the user picked to get there).
+        state.update(failure=None, fallback=None)
     _write_state(loc, **state)
     if result.commits:
         from gitvault.pathrecall.index import update_quietly
@@ -646,9 +650,7 @@ def describe(loc: Location, vault: Vault) -> dict[str, Any]:
     waiting, in_backlog = pending(vault, config)
     state = statedir.fold_state(loc)
     configured = str(config.fold_value("merger"))
-    failure = state.failure
-    if failure and failure.merger != configured:
-        failure = None  # the merger that failed is no longer the one that folds
+    failure = state.failure_of(configured)
     why: str | None = None
     stuck = False  # waiting for a reason, not just for the next fold
     minimum = int(config.fold_value("min_new_items"))

@@ -342,14 +342,15 @@ def fold_line(loc: Location, vault_toml: str) -> str:
     """One short line while the digest is behind for a reason or the last fold failed, from
     the state file the fold writes (no git object is read); "" otherwise."""
     state = statedir.fold_state(loc)
-    failure = state.failure
-    configured = layout.read_settings(vault_toml, "fold").get("merger")
-    if failure and failure.merger == configured:
+    configured = str(layout.read_settings(vault_toml, "fold").get("merger"))
+    failure = state.failure_of(configured)
+    if failure:
         message, fix = failure.message[:160], failure.fix[:200]
         if state.fallback:
+            what = "cannot run here" if failure.unavailable else "failed"
             return (
-                f"digest kept current by the builtin fallback; the {configured} fold failed: "
-                f"{message}; fix: {fix}"
+                f"digest kept current by the builtin fallback; the {configured} merger "
+                f"{what}: {message}; fix: {fix}"
             )
         return f"digest {state.pending} items behind; last fold failed: {message}; fix: {fix}"
     if state.pending and state.reason:

@@ -6,7 +6,9 @@ typer loads (cli._fast_path).
 STALE, in the line, means one of:
 - more than `status.stale_items` notes and sessions wait for a fold (vault.toml; default 20);
 - something waits and the digest is older than `status.stale_days` days (default 7);
-- the last fold failed (fold-state.json, read through vault/statedir).
+- the last fold with the configured merger failed and nothing folded since (fold-state.json,
+  read through vault/statedir); when the builtin fallback folded instead, the digest is
+  current and the line says which merger stands in.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def status_line(loc: Location, now: float | None = None) -> Line:
         return Line("", False)
     tip = rev
     config = blobs.get(config_spec)
-    settings = layout.read_settings(config.decode("utf-8", "replace") if config else None, "status")
+    config_text = config.decode("utf-8", "replace") if config else None
+    settings = layout.read_settings(config_text, "status")
     max_items, max_days = int(settings["stale_items"]), int(settings["stale_days"])
     meta: dict[str, object] = {}
     if digest_spec in blobs:
@@ -74,13 +77,19 @@ def status_line(loc: Location, now: float | None = None) -> Line:
         reasons.append(f"{count} unfolded")
     if pending and folded is not None and moment - folded > max_days * 86400:
         reasons.append(f"digest {short_age(moment - folded)} old")
-    failure = statedir.fold_state(loc).failure
-    if failure is not None:
+    fold_state = statedir.fold_state(loc)
+    configured = str(layout.read_settings(config_text, "fold")["merger"])
+    failure = fold_state.failure_of(configured)
+    stand_in = ""
+    if failure is not None and fold_state.fallback:
+        # The fallback folded: the digest is current, only not by the configured merger.
+        stand_in = f" ({fold_state.fallback} stands in for {failure.merger[:20]})"
+    elif failure is not None:
         reasons.append(f"last fold failed ({(failure.merger or 'fold')[:20]})")
     if reasons:
         return Line("gitvault STALE: " + ", ".join(reasons), True, tuple(reasons))
     digest = f"digest {short_age(moment - folded)} old" if folded is not None else "no digest yet"
-    return Line(f"gitvault: {digest}, {count} unfolded", False)
+    return Line(f"gitvault: {digest}, {count} unfolded{stand_in}", False)
 
 
 # -- the command line's fast path -------------------------------------------------------------

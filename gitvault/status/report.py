@@ -163,7 +163,12 @@ def _fold_warnings(loc: Location, vault: Vault, last_fold: dict[str, Any] | None
     if last_fold is not None:
         last_fold.update(pending=info["pending"], pending_why=info["why"])
     failure = info["failure"]
-    if failure:
+    if failure and info["fallback"] and failure.get("unavailable"):
+        out.append(
+            f"the {failure.get('merger')} merger cannot run here ({failure.get('message')}); "
+            f"the builtin fallback keeps the digest current; fix: {failure.get('fix')}"
+        )
+    elif failure:
         what = (
             "the builtin fallback keeps the digest current, but the last "
             if info["fallback"]

@@ -181,9 +181,18 @@ class FoldFailure(NamedTuple):
     merger: str
     message: str
     fix: str
+    # The merger could not start here (no CLI, not logged in), as opposed to one that ran and
+    # failed: with the builtin fallback standing in, that is a fact about this machine, not a
+    # failed fold.
+    unavailable: bool = False
 
-    def as_json(self) -> dict[str, str]:
-        return {"merger": self.merger, "message": self.message, "fix": self.fix}
+    def as_json(self) -> dict[str, object]:
+        return {
+            "merger": self.merger,
+            "message": self.message,
+            "fix": self.fix,
+            "unavailable": self.unavailable,
+        }
 
 
 class FoldState(NamedTuple):  # not a dataclass: recall reads it on the SessionStart hook's path
@@ -197,12 +206,22 @@ class FoldState(NamedTuple):  # not a dataclass: recall reads it on the SessionS
     merger: str | None = None
     at: str | None = None
 
+    def failure_of(self, configured: str) -> FoldFailure | None:
+        """The failure worth reporting: only one of the merger vault.toml configures now. A
+        merger tried once with --merger, or one the settings no longer name, is not a
+        failure of this vault's folds (and a later successful fold clears it anyway)."""
+        failure = self.failure
+        return failure if failure is not None and failure.merger == configured else None
+
 
 def _failure(value: object) -> FoldFailure | None:
     if not isinstance(value, dict):
         return None
     return FoldFailure(
-        str(value.get("merger") or ""), str(value.get("message") or ""), str(value.get("fix") or "")
+        str(value.get("merger") or ""),
+        str(value.get("message") or ""),
+        str(value.get("fix") or ""),
+        value.get("unavailable") is True,
     )
 
 

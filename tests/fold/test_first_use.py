@@ -11,6 +11,9 @@ import json
 import os
 import re
 import subprocess
+from pathlib import Path
+
+import pytest
 
 from tests.support.memory import (
     PYTHON,
@@ -263,9 +266,78 @@ def test_install_checks_the_merger_once_and_says_what_backfill_would_cost(
     assert missing and 120 <= int(missing.group(1)) <= 121, text
     assert "backfill --all" in text
     assert "tokens" in text and "newest history first" in text
-    assert "backfill --since 90.days.ago" in text and "--merger builtin" in text
+    assert "--merger builtin" in text
     assert "claude is not logged in; fix: run `claude` once and /login" in text
     assert "background folds use the builtin merger meanwhile" in text
     (call,) = standin.calls()
     assert call["argv"] == ["auth", "status", "--json"]  # free: no model call
     assert "ANTHROPIC_API_KEY" not in call["env"]  # checked as the fold would run it
+
+
+def test_install_bounds_an_old_history_by_its_own_newest_commit_and_the_advice_holds(
+    repo: Repo, standin: StandIn
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from tests.support.repos import fast_history
+
+    fast_history(repo, "main", 120)  # committed in 2023: nothing in the last 90 days
+    repo.git("reset", "-q", "--hard", "main")
+    assert repo.git("rev-list", "--count", "--since=90.days.ago", "HEAD") == "0"
+    standin.script(Step(answer='{"loggedIn": true, "authMethod": "claude.ai"}'))
+    result = cli_in(repo, "install", "--no-claude")
+    assert result.code == 0, result
+    text = " ".join((result.out + result.err).split())
+    assert "--since 90.days.ago" not in text and "0 recent commits" not in text, text
+    newest = int(repo.git("log", "-1", "--format=%ct", "HEAD"))
+    day = (datetime.fromtimestamp(newest, tz=UTC) - timedelta(days=90)).strftime("%Y-%m-%d")
+    found = re.search(r"`gitvault backfill --since ([0-9-]+)` notes the ([0-9,]+) commits", text)
+    assert found and found.group(1) == day, text
+    assert "nothing was committed in the last 90 days" in text
+    promised = int(found.group(2).replace(",", ""))
+    assert promised >= 120
+    done = cli_in(repo, "backfill", "--since", day)
+    assert done.code == 0, done
+    assert f"backfill: {promised} notes written" in done.out, done  # the advice was true
+
+
+def test_install_bounds_a_recent_history_to_the_last_90_days(repo: Repo, standin: StandIn) -> None:
+    import time
+
+    from tests.support.repos import fast_history
+
+    fast_history(repo, "main", 30, base_time=int(time.time()) - 30 * 86400)
+    repo.git("reset", "-q", "--hard", "main")
+    standin.script(Step(answer='{"loggedIn": true, "authMethod": "claude.ai"}'))
+    result = cli_in(repo, "install", "--no-claude")
+    assert result.code == 0, result
+    text = " ".join((result.out + result.err).split())
+    found = re.search(
+        r"`gitvault backfill --since 90.days.ago` bounds it to the (\d+) recent", text
+    )
+    assert found and 30 <= int(found.group(1)) <= 31, text
+
+
+def test_install_without_claude_offers_the_builtin_merger_in_one_command(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    only_git = tmp_path / "only-git"
+    only_git.mkdir()
+    (only_git / "git").symlink_to("/usr/bin/git")
+    monkeypatch.setenv("PATH", str(only_git))
+    result = cli_in(repo, "install", "--no-claude")
+    assert result.code == 0, result
+    text = " ".join((result.out + result.err).split())
+    assert "the claude merger cannot run" in text, text
+    offer = re.search(r"one command: `([^`]+)`", text)
+    assert offer and offer.group(1) == "gitvault config fold.merger builtin", text
+    taken = cli_in(repo, *offer.group(1).split()[1:])
+    assert taken.code == 0, taken
+    assert "fold.merger: claude → builtin  (vault.toml, vault commit " in taken.out, taken
+    again = cli_in(repo, "install", "--no-claude")
+    text = " ".join((again.out + again.err).split())
+    assert "folds use the builtin merger" in text and "one command" not in text, text
+    repo.commit("feat: folded without claude")
+    folded = cli_in(repo, "fold")
+    assert folded.code == 0, folded
+    assert digest_meta_body(repo)[0]["merger"] == "builtin"

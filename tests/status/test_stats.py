@@ -10,7 +10,7 @@ from pathlib import Path
 from gitvault.resolve import resolve
 from gitvault.status import line as stats
 from gitvault.vault import statedir
-from tests.support.memory import cli_in, session_text, set_config
+from tests.support.memory import StandIn, Step, cli_in, session_text, set_config
 from tests.support.repos import PYTHON, Repo
 
 
@@ -124,3 +124,65 @@ def test_status_line_never_loads_typer_or_pygit2(repo: Repo) -> None:
 def test_status_line_in_process_through_typer(repo: Repo) -> None:
     result = cli_in(repo, "status", "--line")
     assert result.code == 0 and result.out.startswith("gitvault")
+
+
+def _fail_claude(standin: StandIn) -> None:
+    standin.script(Step(answer="Not logged in · Please run /login", exit=1))
+
+
+def test_a_successful_fold_with_another_merger_clears_the_stale_failure(
+    repo: Repo, standin: StandIn
+) -> None:
+    loc = resolve(repo.path)
+    repo.commit("feat: one")
+    _fail_claude(standin)
+    assert cli_in(repo, "fold").code != 0  # the configured merger (claude) cannot log in
+    failed = stats.status_line(loc)
+    assert failed.stale and "last fold failed (claude)" in failed.text, failed
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    after = stats.status_line(loc)
+    assert not after.stale and "failed" not in after.text, after
+    status = cli_in(repo, "status")
+    assert "fold failed" not in status.out + status.err
+    assert "failed" not in cli_in(repo, "recall").out
+
+
+def test_a_merger_never_configured_is_no_failure_until_it_is_chosen(
+    repo: Repo, standin: StandIn
+) -> None:
+    loc = resolve(repo.path)
+    repo.commit("feat: one")
+    assert cli_in(repo, "config", "fold.merger", "builtin").code == 0
+    assert cli_in(repo, "fold").code == 0
+    repo.commit("feat: two")
+    _fail_claude(standin)
+    assert cli_in(repo, "fold", "--merger", "claude").code != 0  # tried once, not chosen
+    line = stats.status_line(loc)
+    assert not line.stale and "failed" not in line.text, line
+    status = cli_in(repo, "status")
+    assert "fold failed" not in status.out + status.err
+    # chosen now: its failure is this vault's failure
+    assert cli_in(repo, "config", "fold.merger", "claude").code == 0
+    chosen = stats.status_line(loc)
+    assert chosen.stale and "last fold failed (claude)" in chosen.text, chosen
+
+
+def test_the_builtin_fallback_standing_in_is_said_but_not_stale(
+    repo: Repo, standin: StandIn
+) -> None:
+    loc = resolve(repo.path)
+    repo.commit("feat: one")
+    env = dict(os.environ, PATH=standin.path_env())
+    _fail_claude(standin)
+    proc = subprocess.run(
+        [PYTHON, "-m", "gitvault.hook", "fold", str(repo.path)],
+        cwd=repo.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    line = stats.status_line(loc)
+    assert not line.stale, line
+    assert "builtin stands in for claude" in line.text and "0 unfolded" in line.text, line
