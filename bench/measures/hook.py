@@ -146,7 +146,7 @@ MEASURES = (
         section="hook",
         title="Post-commit hook overhead on `git commit`",
         run=bench_hook,
-        targets={"median": Target("<=", 10, "ms")},
+        targets={"median": Target("<=", 5, "ms")},
         about="What a user's `git commit` pays for gitvault's shims: the shim appends one line "
         "to the spool and starts a detached drainer; the note is written after git returns.",
         summary=("median",),

@@ -140,7 +140,7 @@ MEASURES = (
         targets={
             "index_build": Target(">=", 5000, "notes/s"),
             "query": Target("<=", 100, "ms"),
-            "status_line": Target("<=", 50, "ms"),
+            "status_line": Target("<=", 30, "ms"),
         },
         about="The search index is SQLite FTS5 in the common git dir, rebuilt from the vault "
         "whenever it is missing or behind; the status line is answered before typer, rich or "

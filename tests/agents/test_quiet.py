@@ -268,12 +268,16 @@ def test_another_project_folder_falls_back(hooks: Hooks, tmp_path: Path) -> None
 
 def test_a_fresh_reflog_write_leaves_no_stamp(hooks: Hooks) -> None:
     """A write in the same second as the check might not look newer to a shell comparing
-    whole seconds: no stamp until the files settled."""
+    whole seconds: no stamp until the files settled (a reflog written "now" for as long as the
+    turn end takes: its time is set a minute ahead)."""
     hooks.start("copilot")
-    hooks.repo.commit("feat: just now")
-    hooks.turn_end("copilot")
+    hooks.settle()
+    soon = time.time() + 60
+    os.utime(hooks.repo.git_dir / "logs" / "HEAD", (soon, soon))
     out, python = hooks.turn_end("copilot")
-    assert python and not hooks.stamp.exists()
+    assert (out, python) == ("", True)
+    assert not hooks.stamp.exists()
+    assert hooks.turn_end("copilot")[1]
 
 
 def test_the_vault_ref_packed_away_falls_back(hooks: Hooks) -> None:
