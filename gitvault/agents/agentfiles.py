@@ -310,6 +310,13 @@ def after_history_change(loc: Location) -> PatchReport | None:
     verify's results are taken again first (verify.json quotes digest lines, and the patch
     leaves out the lines it flags)."""
     _verify_quietly(loc)
+    return after_verify(loc)
+
+
+def after_verify(loc: Location) -> PatchReport | None:
+    """After verify recorded its results (or `verify --fix` rewrote the digest): the sections
+    this worktree's agent files already hold are rewritten without the lines it flags, so no
+    agent keeps reading a line verify calls stale. Unchanged sections are left alone."""
     if loc.workdir is None:
         return None
     served = None if agents_off(loc.workdir) else _served_files(loc)

@@ -20,11 +20,14 @@ def verify(
 ) -> None:
     """Check every digest line against the code: citations exist, cited commits are still on
     a branch (or re-pointed after a rebase or squash), not reverted, and the files and
-    `symbols` a line names still exist. Exit 1 when anything is stale or dangling."""
+    `symbols` a line names still exist. The agent files' sections leave out what it flags.
+    Exit 1 when anything is stale or dangling."""
+    from gitvault.agents import agentfiles
     from gitvault.fold import verify as verify_mod
 
     loc = location(ctx)
     report = verify_mod.run(loc, fix=fix)
+    agentfiles.after_verify(loc)
     if json_out:
         emit_json("verify", report.as_json())
     else:

@@ -399,9 +399,14 @@ def test_the_agent_files_leave_out_what_verify_flags(repo: Repo) -> None:
     assert "src/cache.py needed 4 fixes" in claude_md.read_text()
     repo.git("rm", "-q", "src/cache.py")
     repo.commit("Drop the cache", {})
-    assert cli_in(repo, "verify").code == 1  # recorded: the hot-spot line is stale now
+    assert "src/cache.py needed 4 fixes" in claude_md.read_text()  # no fold since
+    assert cli_in(repo, "verify").code == 1  # the hot-spot line is stale now
+    assert "src/cache.py" not in claude_md.read_text()  # and the section leaves it out
     assert cli_in(repo, "patch").code == 0
     assert "src/cache.py" not in claude_md.read_text()
+    assert cli_in(repo, "verify", "--fix").code == 0  # removed in one commit: nothing left
+    assert "src/cache.py" not in claude_md.read_text()
+    assert "src/cache.py" not in digest_meta_body(repo)[1]
 
 
 def _write_digest(repo: Repo, lines: list[str]) -> None:
