@@ -10,19 +10,27 @@ from gitvault.status.line import fast_status_line
 
 
 def _fast_path() -> None:
-    """`gitvault status --line` runs at every prompt and status-line refresh (≤ 50 ms): when
-    this process is the gitvault command and was asked only that, answer before typer and rich
-    load (~200 ms). Anything else, or an import of this module from elsewhere, goes on."""
+    """`gitvault status --line` runs at every prompt and status-line refresh (≤ 50 ms), and an
+    agent's `gitvault search` should answer as fast: when this process is the gitvault command
+    and was asked one of those, answer before typer and rich load (~200 ms). Anything else
+    (or what the fast readers are not sure of), or an import of this module, goes on."""
     name = os.path.basename(sys.argv[0]) if sys.argv else ""
-    if name not in ("gitvault", "__main__.py") or "status" not in sys.argv[1:]:
+    args = sys.argv[1:]
+    if name not in ("gitvault", "__main__.py"):
         return
-    from gitvault.errors import GitvaultError
+    code: int | None = None
+    if "status" in args:
+        from gitvault.errors import GitvaultError
 
-    try:
-        code = fast_status_line(sys.argv[1:])
-    except GitvaultError as exc:
-        sys.stderr.write(f"gitvault: error: {exc.message}\n")
-        code = exc.exit_code
+        try:
+            code = fast_status_line(args)
+        except GitvaultError as exc:
+            sys.stderr.write(f"gitvault: error: {exc.message}\n")
+            code = exc.exit_code
+    if code is None and "search" in args:
+        from gitvault.commands.search_fast import fast_search
+
+        code = fast_search(args)
     if code is not None:
         sys.stdout.flush()
         sys.exit(code)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import os
 import sys
 import tempfile
@@ -17,14 +16,13 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from gitvault.commands.jsonout import envelope
 from gitvault.errors import GitvaultError
 from gitvault.notes import drain
 from gitvault.resolve import Location, resolve
 from gitvault.vault import statedir
 from gitvault.vault.files import atomic_write
 from gitvault.vault.locking import log_failure
-
-JSON_VERSION = 1
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -133,8 +131,7 @@ def print_lines(lines: list[str], prefix: str = "  ", *, to_err: bool = False) -
 
 def emit_json(kind: str, data: Any) -> None:
     """The versioned envelope every --json output uses."""
-    sys.stdout.write(json.dumps({"gitvault": JSON_VERSION, "kind": kind, "data": data}, indent=2))
-    sys.stdout.write("\n")
+    sys.stdout.write(envelope(kind, data) + "\n")
 
 
 def wants_json(argv: list[str]) -> bool:

@@ -12,7 +12,8 @@ from gitvault.status import stats as stats_mod
 
 def register(app: typer.Typer) -> None:
     # A query may hold words that look like options (`search add --interactive`): an unknown
-    # option is a query word; `--` still ends the options, as everywhere.
+    # option is a query word; `--` still ends the options, as everywhere. A plain search is
+    # answered before typer loads (commands/search_fast); this is the command it defers to.
     app.command(context_settings={"ignore_unknown_options": True})(search)
     app.command()(stats)
 
@@ -20,7 +21,14 @@ def register(app: typer.Typer) -> None:
 def search(
     ctx: typer.Context,
     query: list[str] = typer.Argument(..., metavar="QUERY", help="Words to search for."),  # noqa: B008
-    n: int = typer.Option(10, "-n", "--max-count", min=1, max=200, help="At most N results."),
+    n: int = typer.Option(
+        search_mod.DEFAULT_LIMIT,
+        "-n",
+        "--max-count",
+        min=1,
+        max=search_mod.MAX_LIMIT,
+        help="At most N results.",
+    ),
     kind: str = typer.Option(
         None, "--kind", metavar="KIND", help="Only note, session or digest (past digest lines)."
     ),
@@ -36,16 +44,7 @@ def search(
     text = " ".join(query)
     answer = search_mod.Index(loc).search(text, limit=n, kind=kind, since=parse_since(since))
     if json_out:
-        emit_json(
-            "search",
-            {
-                "query": answer.query,
-                "terms": answer.terms,
-                "min_terms": answer.min_terms,
-                "indexed": answer.indexed,
-                "results": [h.as_json() for h in answer.hits],
-            },
-        )
+        emit_json("search", answer.as_json())
         return
     out.print(search_mod.render(answer), markup=False)
 

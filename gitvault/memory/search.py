@@ -52,6 +52,8 @@ from gitvault.vault.times import parse_time
 
 SCHEMA_VERSION = "2"
 KINDS = ("note", "session", "digest")
+DEFAULT_LIMIT = 10  # results shown unless -n says otherwise
+MAX_LIMIT = 200
 AGENT_MAX_CHARS = 4000  # the whole text answer, for an agent's context
 SNIPPET_TOKENS = 14
 TITLE_WEIGHT = 2.0  # a term in the title counts this many times one in a body of average length
@@ -724,7 +726,7 @@ class Index:
         self,
         query: str,
         *,
-        limit: int = 10,
+        limit: int = DEFAULT_LIMIT,
         kind: str | None = None,
         since: int | None = None,
     ) -> Answer:
@@ -736,7 +738,7 @@ class Index:
                 f"the query {query!r} has no words to search for",
                 hint="search for words, e.g. `gitvault search resolver worktree`",
             )
-        limit = max(1, min(limit, 200))
+        limit = max(1, min(limit, MAX_LIMIT))
         for attempt in (1, 2):
             self.update()
             try:
