@@ -9,6 +9,9 @@ STALE, in the line, means one of:
 - the last fold with the configured merger failed and nothing folded since (fold-state.json,
   read through vault/statedir); when the builtin fallback folded instead, the digest is
   current and the line says which merger stands in.
+
+CHECKPOINT, first in the line, means the agent's status-line input (Claude Code's statusLine
+JSON on stdin) says CHECKPOINT_PERCENT or more of the context window is used.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Line(NamedTuple):  # not a dataclass: `dataclasses` costs ~5 ms the line c
     text: str
     stale: bool
     reasons: tuple[str, ...] = ()
+    checkpoint: bool = False  # the agent's context window is nearly full (with_context)
 
 
 def status_line(loc: Location, now: float | None = None) -> Line:
@@ -95,9 +99,12 @@ def status_line(loc: Location, now: float | None = None) -> Line:
 # -- the command line's fast path -------------------------------------------------------------
 
 
-def _stdin_dir() -> str | None:
-    """The directory Claude Code's statusLine names on stdin (workspace.project_dir, else cwd).
-    A terminal or an empty stdin names none."""
+CHECKPOINT_PERCENT = 85  # of the context window used: time to save the session
+
+
+def _stdin_input() -> dict[str, object] | None:
+    """The JSON object an agent's status line passes on stdin (Claude Code's statusLine). A
+    terminal, an empty stdin or anything but an object is none."""
     import select
     import sys
 
@@ -111,7 +118,51 @@ def _stdin_dir() -> str | None:
         data = json.loads(stream.read(65536) or "null")
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict):
+    return data if isinstance(data, dict) else None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value < 1e15 else None  # NaN fails both comparisons
+
+
+def context_percent(data: dict[str, object] | None) -> int | None:
+    """How much of the context window the input says is used, in whole percent (0–100), or
+    None when it does not say. Claude Code's statusLine carries
+    context_window.used_percentage, null before the first answer; without it, the last call's
+    current_usage (input + cache creation + cache reads, output excluded, as Claude Code
+    counts it) against context_window_size."""
+    window = data.get("context_window") if data else None
+    if not isinstance(window, dict):
+        return None
+    used = _number(window.get("used_percentage"))
+    if used is None:
+        usage, size = window.get("current_usage"), _number(window.get("context_window_size"))
+        if not isinstance(usage, dict) or not size:
+            return None
+        parts = [
+            _number(usage.get(k))
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        ]
+        if all(part is None for part in parts):
+            return None
+        used = 100 * sum(part or 0.0 for part in parts) / size
+    return min(100, int(used))
+
+
+def with_context(line: Line, percent: int | None) -> Line:
+    """The line with CHECKPOINT first once the context window is CHECKPOINT_PERCENT used."""
+    if percent is None or percent < CHECKPOINT_PERCENT:
+        return line
+    rest = line.text.removeprefix("gitvault").lstrip(":").strip()
+    text = f"gitvault CHECKPOINT: context {percent}% used, save the session now"
+    return Line(f"{text}; {rest}" if rest else text, line.stale, line.reasons, True)
+
+
+def _stdin_dir(data: dict[str, object] | None) -> str | None:
+    """The directory the status-line input names (workspace.project_dir, else cwd)."""
+    if data is None:
         return None
     workspace = data.get("workspace")
     for value in (
@@ -132,10 +183,12 @@ def print_line(repo: str | None, *, json_out: bool = False) -> int:
     from gitvault.errors import GitvaultError, NotARepository
     from gitvault.resolve import resolve
 
-    where = repo or _stdin_dir()
+    data = _stdin_input()
+    where = repo or _stdin_dir(data)
+    percent = context_percent(data)
     try:
         loc = resolve(repo) if repo else resolve(cwd=Path(where) if where else None)
-        line = status_line(loc)
+        line = with_context(status_line(loc), percent)
     except NotARepository:
         if repo is not None:
             raise
@@ -143,7 +196,13 @@ def print_line(repo: str | None, *, json_out: bool = False) -> int:
     except GitvaultError as exc:
         line = Line(f"gitvault: {exc.message}"[:80], False)
     if json_out:
-        payload = {"line": line.text, "stale": line.stale, "reasons": list(line.reasons)}
+        payload = {
+            "line": line.text,
+            "stale": line.stale,
+            "reasons": list(line.reasons),
+            "checkpoint": line.checkpoint,
+            "context_percent": percent,
+        }
         sys.stdout.write(json.dumps({"gitvault": 1, "kind": "status-line", "data": payload}))
         sys.stdout.write("\n")
     elif line.text:

@@ -186,3 +186,76 @@ def test_the_builtin_fallback_standing_in_is_said_but_not_stale(
     line = stats.status_line(loc)
     assert not line.stale, line
     assert "builtin stands in for claude" in line.text and "0 unfolded" in line.text, line
+
+
+def _statusline_input(repo: Repo, window: object) -> str:
+    """Claude Code's statusLine JSON (2.1.197) with the given context_window member."""
+    return json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(repo.path),
+            "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+            "workspace": {"current_dir": str(repo.path), "project_dir": str(repo.path)},
+            "context_window": window,
+        }
+    )
+
+
+def test_the_line_says_checkpoint_once_the_context_window_is_85_percent_used(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.commit("feat: something")
+    usage = {
+        "input_tokens": 50000,
+        "output_tokens": 9,
+        "cache_creation_input_tokens": 20000,
+        "cache_read_input_tokens": 30000,
+    }
+    half = {"context_window_size": 200000, "current_usage": usage, "used_percentage": 50}
+    plain = _line_proc(tmp_path, "status", "--line", stdin=_statusline_input(repo, half))
+    assert plain.returncode == 0 and plain.stdout.startswith("gitvault: "), plain
+    full = dict(half, used_percentage=85)
+    proc = _line_proc(tmp_path, "status", "--line", stdin=_statusline_input(repo, full))
+    text = proc.stdout.strip()
+    assert text.startswith("gitvault CHECKPOINT: context 85% used, save the session now; "), text
+    assert text.endswith(plain.stdout.strip().removeprefix("gitvault: ")), text  # the rest kept
+    data = json.loads(
+        _line_proc(
+            tmp_path, "status", "--line", "--json", stdin=_statusline_input(repo, full)
+        ).stdout
+    )["data"]
+    assert data["checkpoint"] is True and data["context_percent"] == 85
+    # before the first answer Claude Code sends nulls: no checkpoint, no percentage
+    empty = {"context_window_size": 200000, "current_usage": None, "used_percentage": None}
+    none = _line_proc(tmp_path, "status", "--line", "--json", stdin=_statusline_input(repo, empty))
+    assert json.loads(none.stdout)["data"]["context_percent"] is None
+
+
+def test_checkpoint_is_computed_from_the_last_calls_usage_when_no_percentage_is_given() -> None:
+    usage = {"input_tokens": 100000, "cache_creation_input_tokens": 40000, "output_tokens": 99999}
+    window = {
+        "context_window_size": 200000,
+        "current_usage": dict(usage, cache_read_input_tokens=34000),
+    }
+    assert stats.context_percent({"context_window": window}) == 87  # output excluded
+    assert stats.context_percent({"context_window": dict(window, used_percentage=12)}) == 12
+
+
+def test_hostile_context_values_never_make_a_checkpoint_or_fail() -> None:
+    for window in (
+        "full",
+        None,
+        {"used_percentage": True},
+        {"used_percentage": "99"},
+        {"used_percentage": -5},
+        {"used_percentage": float("nan")},
+        {"used_percentage": float("inf")},
+        {"context_window_size": 0, "current_usage": {"input_tokens": 10}},
+        {"context_window_size": 100, "current_usage": {"input_tokens": "lots"}},
+        {"context_window_size": 100, "current_usage": ["input_tokens"]},
+    ):
+        assert stats.context_percent({"context_window": window}) is None, window
+    assert stats.context_percent({"context_window": {"used_percentage": 1e9}}) == 100
+    line = stats.Line("gitvault: digest 1m old, 0 unfolded", False)
+    assert stats.with_context(line, None) == line and stats.with_context(line, 84) == line
+    assert stats.with_context(line, 100).checkpoint
