@@ -1,5 +1,6 @@
 """`gitvault stats`: how big the memory is, what it costs (fold spend from vault/statedir),
-and the status line. Plain git only, like the line."""
+and the status line. Plain git only, like the line; the terminal's charts (status/charts) add
+the per-path index's most talked-about paths."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 
 from gitvault.memory import recall
 from gitvault.resolve import Location
+from gitvault.status import charts
 from gitvault.status.line import short_age, status_line, unfolded_count
 from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.times import parse_time
@@ -29,6 +31,8 @@ class Stats:
         self.digest_age_seconds: int | None = None
         self.pending = 0
         self.line = ""
+        self.tip: str | None = None
+        self.items: list[charts.Item] = []  # dated, for the terminal's charts (not in --json)
 
     @property
     def ratio(self) -> float | None:
@@ -92,6 +96,7 @@ def stats(loc: Location) -> Stats:
     if tip is None:
         out.line = "gitvault: not installed (gitvault install)"
         return out
+    out.tip = tip
     proc = gitcmd.run_git(
         ["-c", "core.quotePath=false", "ls-tree", "-r", "-l", "-z", tip], cwd, check=False
     )
@@ -101,6 +106,9 @@ def stats(loc: Location) -> Stats:
         if len(parts) < 4 or not parts[3].isdigit():
             continue
         path, size = raw_path.decode("utf-8", "replace"), int(parts[3])
+        dated = charts.item_day(path)
+        if dated is not None:
+            out.items.append(charts.Item(dated[0], dated[1], size))
         if layout.note_sha(path):
             out.notes += 1
             out.raw_chars += size
@@ -136,3 +144,27 @@ def stats(loc: Location) -> Stats:
     out.fold_chars_today, out.fold_chars_total = statedir.fold_budget(loc)
     out.line = status_line(loc).text
     return out
+
+
+def charts_of(loc: Location, report: Stats) -> charts.Charts:
+    """What the terminal's charts draw, from a report stats() made."""
+    from gitvault.vault.config import read_local
+
+    today, total = report.fold_chars_today, report.fold_chars_total
+    config = None
+    if report.tip is not None:
+        found = gitcmd.cat_blobs(loc.common_dir, [f"{report.tip}:{layout.CONFIG}"])
+        config = next(iter(found.values()), b"").decode("utf-8", "replace") or None
+    # The budget as it applies on this clone (the one resolver of local-only settings).
+    fold, _ = layout.resolve_local(
+        "fold", layout.read_settings(config, "fold"), read_local(loc.common_dir)
+    )
+    budget = int(fold["max_chars_per_day"])
+    return charts.Charts(
+        weeks=charts.per_week(report.items),
+        folds=charts.fold_points(loc, report.tip, report.items) if report.tip else [],
+        spend_today=today,
+        spend_budget=budget,
+        spend_total=total,
+        paths=charts.top_paths(loc),
+    )

@@ -140,6 +140,21 @@ def session_slug(path: str) -> str | None:
     return match.group(1) if match else None
 
 
+_FILED_DAY = re.compile(r"(?:notes/(\d{4})/(\d{2})/(\d{2})/|sessions/(\d{4})-(\d{2})-(\d{2})-)")
+
+
+def filed_day(path: str) -> tuple[int, int, int] | None:
+    """(year, month, day) a note (its commit's date, UTC) or a session (its save) is filed
+    under, from the path alone; None for any other path."""
+    if note_sha(path) is None and session_slug(path) is None:
+        return None
+    match = _FILED_DAY.match(path)
+    if not match:
+        return None
+    year, month, day = (int(g) for g in match.groups() if g is not None)
+    return year, month, day
+
+
 def is_pattern(path: str) -> bool:
     return _PATTERN_PATH.fullmatch(path) is not None and not path.endswith("/README.md")
 

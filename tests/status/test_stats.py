@@ -259,3 +259,58 @@ def test_hostile_context_values_never_make_a_checkpoint_or_fail() -> None:
     line = stats.Line("gitvault: digest 1m old, 0 unfolded", False)
     assert stats.with_context(line, None) == line and stats.with_context(line, 84) == line
     assert stats.with_context(line, 100).checkpoint
+
+
+STATS_KEYS = {
+    "notes",
+    "sessions",
+    "folds",
+    "pins",
+    "forgotten",
+    "raw_chars",
+    "digest_chars",
+    "compression_ratio",
+    "recall_chars",
+    "fold_chars_today",
+    "fold_chars_total",
+    "estimated_tokens",
+    "digest_age_seconds",
+    "pending",
+    "status_line",
+}
+
+
+def test_stats_draws_charts_in_the_terminal_and_json_stays_as_it_was(repo: Repo) -> None:
+    hostile = "evil\x1b]0;owned\x07\x1b[31m.py"
+    repo.commit("feat: the hostile file", files={hostile: "x\n"})
+    for i in range(4):
+        repo.commit(f"feat: core {i}", files={"src/core.py": f"v{i}\n"})
+    assert cli_in(repo, "save", stdin=session_text("Chart session")).code == 0
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    first = cli_in(repo, "stats", "--json")
+    second = cli_in(repo, "stats", "--json")
+    data = first.json("stats")
+    assert set(data) == STATS_KEYS  # the charts add nothing to --json
+
+    def without_age(text: str) -> str:
+        """The output less what the clock moves (the digest's age, in seconds and in the line)."""
+        doc = json.loads(text)
+        doc["data"].pop("digest_age_seconds")
+        doc["data"].pop("status_line")
+        return json.dumps(doc)
+
+    assert without_age(first.out) == without_age(second.out)  # the same vault, the same bytes
+    text = cli_in(repo, "stats")
+    assert text.code == 0
+    out = text.out
+    assert "\x1b" not in out and "\x07" not in out, repr(out)
+    assert "notes █ and sessions ▒ per week" in out
+    week_rows = [ln for ln in out.splitlines() if ln[:4].isdigit() and " / " in ln]
+    assert any(ln.rstrip().endswith(f"{data['notes']} / 1") for ln in week_rows), out
+    assert "digest █ against raw memory ▒ at each fold" in out
+    assert f"{data['digest_chars']:,} / " in out
+    assert "fold spend (prompt chars)" in out and "of 400,000 a day" in out
+    paths = out.split("paths the memory talks about most")[1].splitlines()
+    core = next(ln for ln in paths if "src/core.py" in ln)
+    assert core.rstrip().endswith(" 4") and "█" in core, core
+    assert any("evil?]0;owned??[31m.py" in ln for ln in paths), paths
