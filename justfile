@@ -44,8 +44,9 @@ bench-real *args:
 demo:
     {{python}} -m gitvault demo
 
-# Many writers at once: the concurrency tests, five rounds; then every test marked stress
+# Many writers at once: every concurrency test of the suite and the large run (8 worktrees x 50
+# commits beside two CPU-bound processes), ten rounds in a row; then every test marked stress
 # (tests/stress/: kill points, 1,000 inputs per hook, the whole secrets corpora).
 stress:
-    for i in 1 2 3 4 5; do {{python}} -m pytest -q -k "at_once or concurrent" tests/vault/test_store.py || exit 1; done
+    for i in 1 2 3 4 5 6 7 8 9 10; do echo "concurrency round $i"; {{python}} -m pytest -q -n 2 -k "at_once or concurrent" tests || exit 1; {{python}} -m pytest -q -m stress tests/stress/test_concurrency.py || exit 1; done
     {{python}} -m pytest -q -m stress

@@ -93,6 +93,10 @@ def install(
         shims.install(hdir, force=False)  # raises Refused before anything is written
     agent_files = _preflight(loc, local, chosen) if chosen else []
     statedir.ensure(loc)
+    if statedir.walk_state(loc) is None:
+        from gitvault.notes import walk
+
+        walk.begin(loc)  # commits from now on are noted even when they run no hook
     if tip is None:
         _adopt_or_create(loc, vault, report)
     report.changes += launcher.install(loc, adapters.turn_ends())

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from gitvault.commands.jsonout import envelope
 from gitvault.errors import GitvaultError
-from gitvault.notes import drain
+from gitvault.notes import drain, walk
 from gitvault.resolve import Location, resolve
 from gitvault.vault import statedir
 from gitvault.vault.files import atomic_write
@@ -94,19 +94,22 @@ def accepts_repo(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def location(ctx: Any, *, drain_spool: bool = True) -> Location:
-    """Resolve the vault once per invocation and drain any spooled commits first, so what a
-    command reads is current (nothing is lost if a drainer died). The drain waits at most a
-    second for a running drainer and is skipped while the vault branch is locked: a command
-    answers quickly whatever state the write side is in (status names what is stuck)."""
+    """Resolve the vault once per invocation and drain any spooled commits first — and note
+    the commits a worktree's HEAD log shows that ran no hook (notes/walk) — so what a command
+    reads is current (nothing is lost if a drainer died). The drain waits at most a second for
+    a running drainer and is skipped while the vault branch is locked: a command answers
+    quickly whatever state the write side is in (status names what is stuck)."""
     state: Ctx = ctx.obj if isinstance(ctx.obj, Ctx) else Ctx()
     if state.loc is None:
         state.loc = resolve(state.repo)
     loc = state.loc
     if (
         drain_spool
+        and loc.state_dir.is_dir()
         and (
             (loc.state_dir / statedir.SPOOL).exists()
             or (loc.state_dir / statedir.SPOOL_WORK).is_dir()
+            or walk.due(loc)
         )
         and not drain.vault_locked(loc)
     ):

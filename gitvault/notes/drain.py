@@ -6,6 +6,19 @@ the spool by renaming it, writes the notes, deletes the claimed file, and exits 
 is empty. A claimed file left by a crash is picked up by the next drainer; writing is
 idempotent, so nothing is lost or doubled.
 
+Why no line is lost, by construction:
+- A writer (the shims' spool_append, `respool` here) counts a line as delivered only when the
+  file it wrote to is still the spool after the write (files.append(confirm=True)); otherwise
+  it writes again. A claim renames the spool and only then reads it, so every delivered line
+  is read by the drainer that claims its file; a line written into a file already claimed is
+  never counted as delivered, and a line read twice makes one note.
+- A hook that finds a drainer running leaves its line to it. The drainer removes its pid file,
+  releases the lock and only then looks at the spool one last time; whoever holds the lock
+  last does the same. So a line delivered while a drainer runs is read by that drainer's last
+  look, or by a drainer that took the lock after it.
+- And whatever still has no note — a commit that ran no hook at all — is found by the walk of
+  every worktree's HEAD log (notes/walk) that each drainer runs before it exits.
+
 Spool lines (tab-separated): kind, sha or old sha, [new sha,] branch, worktree, git dir.
   commit  <sha>  <branch> <worktree> <git-dir>     post-commit
   pending <sha>  <branch> <worktree> <git-dir>     post-commit while a rebase runs
@@ -22,12 +35,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitvault.notes import quarantine, render
+from gitvault.notes import quarantine, render, walk
 from gitvault.notes.commits import read_commits
 from gitvault.notes.index import already_written
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout, statedir
-from gitvault.vault.files import atomic_write, make_dirs
+from gitvault.vault.files import append, atomic_write, make_dirs, read_regular
 from gitvault.vault.locking import file_lock, log_failure
 from gitvault.vault.statedir import DRAIN_LOCK, DRAIN_PID, PENDING, SPOOL, SPOOL_WORK
 from gitvault.vault.store import Vault, Write
@@ -36,6 +49,7 @@ PENDING_GRACE_SECONDS = 30.0
 BATCH = 256
 CATCH_UP_MAX = 500
 LINGER_SECONDS = 1.0  # a background drainer waits this long for more lines before it exits
+SPOOL_LIMIT = 256 * 1024 * 1024  # one spool file (~1.7 million lines)
 
 
 @dataclass
@@ -87,28 +101,47 @@ def spool_backlog(loc: Location) -> int:
     count = 0
     files = [loc.state_dir / SPOOL]
     work = loc.state_dir / SPOOL_WORK
-    if work.is_dir():
+    if work.is_dir() and not work.is_symlink():
         files += list(work.iterdir())
     for path in files:
         try:
-            with open(path, "rb") as fh:
-                count += sum(1 for _ in fh)
+            count += read_regular(path, SPOOL_LIMIT).count(b"\n")
         except OSError:
-            pass
+            pass  # missing, or not a regular file: the next drain removes it
     return count
 
 
 def _claim(state: Path) -> list[Path]:
     work = state / SPOOL_WORK
+    if work.is_symlink():
+        _remove_planted(state, work)
     make_dirs(work)
     spool = state / SPOOL
     try:
-        st = spool.stat()
-        if stat.S_ISREG(st.st_mode) and st.st_size > 0:  # never claim a folder in its place
-            os.rename(spool, work / f"{time.time_ns()}-{os.getpid()}")
+        st = spool.lstat()
+        if stat.S_ISREG(st.st_mode):
+            if st.st_size > 0:
+                os.rename(spool, work / f"{time.time_ns()}-{os.getpid()}")
+        elif not stat.S_ISDIR(st.st_mode):  # a folder stays: status names it
+            _remove_planted(state, spool)
     except FileNotFoundError:
         pass
-    return sorted(p for p in work.iterdir() if p.is_file())
+    files = []
+    for path in sorted(work.iterdir()):
+        if stat.S_ISREG(path.lstat().st_mode):
+            files.append(path)
+        elif not path.is_dir():
+            _remove_planted(state, path)
+    return files
+
+
+def _remove_planted(state: Path, path: Path) -> None:
+    """A link, FIFO or device where the spool should be: never read or written through."""
+    log_failure(state, f"drain: removed {path.name}, which was not a regular file")
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 class Drainer:
@@ -209,6 +242,22 @@ class Drainer:
             entries = [Entry("commit", sha, like.branch, like.worktree, git_dir) for sha in missing]
             self.process(list(reversed(entries)))
 
+    def walk(self) -> bool:
+        """Note what the walk of every worktree's HEAD log finds without a note; whether it
+        read anything new (the caller then looks at the spool again)."""
+        made, position = walk.read_new(self.loc)
+        fresh = [m for m in made if not self._noted(m.sha)]
+        if fresh:
+            self.process([Entry(m.kind, m.sha, m.branch, m.worktree, m.git_dir) for m in fresh])
+        advanced = position != statedir.walk_state(self.loc)
+        statedir.write_walk_state(self.loc, position)
+        return bool(made) and advanced
+
+    def _noted(self, sha: str) -> bool:
+        """Whether sha has a note (or is gone: nothing to note)."""
+        found = self.vault.git.resolve_commit(sha)
+        return found is None or self.vault.exists(layout.note_path(found.sha, found.time))
+
     def _on_head(self, sha: str, git_dir: str | None) -> bool:
         """Whether sha is the HEAD of the worktree it was made in, or an ancestor of it."""
         if not git_dir:
@@ -255,10 +304,12 @@ class Drainer:
         """Entries of the complete lines of path after offsets[path] (all bytes when final)."""
         start = offsets.get(path, 0)
         try:
-            with open(path, "rb") as fh:
-                fh.seek(start)
-                data = fh.read()
+            data = read_regular(path, SPOOL_LIMIT)[start:]
         except FileNotFoundError:
+            return []
+        except OSError as exc:
+            log_failure(self.state, f"drain: cannot read {path.name} ({exc}); removed it")
+            path.unlink(missing_ok=True)
             return []
         if not final:
             data = data[: data.rfind(b"\n") + 1]
@@ -288,10 +339,11 @@ def vault_locked(loc: Location) -> bool:
 
 
 def respool(loc: Location, lines: list[str]) -> None:
-    """Append spool lines (a retry of set-aside entries)."""
+    """Append spool lines (a retry of set-aside entries), delivered as the shims deliver
+    theirs (see the module's docstring)."""
     if lines:
-        with open(statedir.ensure(loc) / SPOOL, "a", encoding="utf-8") as fh:
-            fh.write("".join(line.rstrip("\n") + "\n" for line in lines))
+        data = "".join(line.rstrip("\n") + "\n" for line in lines)
+        append(statedir.ensure(loc) / SPOOL, data.encode("utf-8", "replace"), confirm=True)
 
 
 def drain(loc: Location, *, block: bool = False, timeout: float = 60.0, linger: float = 0.0) -> int:
@@ -306,31 +358,35 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0, linger: 
             if not got:
                 return written
             pid_path = state / DRAIN_PID
-            pid_path.write_text(str(os.getpid()))
+            atomic_write(pid_path, str(os.getpid()).encode())
             try:
                 drainer = Drainer(loc)
-                while drainer.drain_once() or _more_within(state, linger):
+                while drainer.drain_once() or drainer.walk() or _more_within(state, linger):
                     pass
                 written += drainer.written
             finally:
                 pid_path.unlink(missing_ok=True)
-        # A hook that saw our pid file did not start a drainer: re-check after unlocking.
-        spool = state / SPOOL
-        if not (spool.is_file() and spool.stat().st_size > 0):
+        # A hook that saw our pid file did not start a drainer: re-check after unlocking (the
+        # pid file is gone by now, so a later hook starts a drainer of its own).
+        if not _spool_waiting(state):
             return written
+
+
+def _spool_waiting(state: Path) -> bool:
+    try:
+        info = (state / SPOOL).lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > 0
 
 
 def _more_within(state: Path, seconds: float) -> bool:
     """Whether spool lines arrive within `seconds` (polled every 50 ms)."""
     deadline = time.monotonic() + seconds
-    spool = state / SPOOL
     while time.monotonic() < deadline:
         time.sleep(0.05)
-        try:
-            if spool.stat().st_size > 0:
-                return True
-        except OSError:
-            continue
+        if _spool_waiting(state):
+            return True
     return False
 
 

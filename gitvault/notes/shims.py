@@ -66,7 +66,7 @@ def render_shim(name: str) -> str:
     installed file is self-contained, names no machine-specific path and spells no name the
     Python side could rename alone."""
     text = hook_template("git", name).read_text(encoding="utf-8")
-    for part in ("locate", "drain"):
+    for part in ("locate", "record", "drain"):
         body = hook_template("git", f"parts/{part}.sh").read_text(encoding="utf-8")
         text = text.replace(f"@{part.upper()}@\n", body)
 

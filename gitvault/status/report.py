@@ -8,7 +8,7 @@ from typing import Any
 
 from gitvault.errors import GitvaultError
 from gitvault.memory import history
-from gitvault.notes import drain, quarantine, shims
+from gitvault.notes import drain, quarantine, shims, walk
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, layout, repair, statedir
 from gitvault.vault.locking import read_log
@@ -33,6 +33,8 @@ class Status:
     # worktree, trusted (True/False/None: cannot tell) and how to trust.
     agents: list[dict[str, Any]] = field(default_factory=list)
     sync: dict[str, Any] = field(default_factory=dict)
+    # Commits without a note in the completeness check's window (notes/walk.unnoted).
+    unnoted: dict[str, Any] = field(default_factory=dict)
 
     @property
     def installed(self) -> bool:
@@ -101,7 +103,8 @@ def status(loc: Location) -> Status:
             "the next write removes it once it is 5 seconds old, or remove it yourself if no git "
             f"or gitvault process is running: rm {vault.ref_lock()}"
         )
-    set_aside = len(quarantine.entries(state))
+    held = quarantine.entries(state)
+    set_aside = len(held)
     if set_aside:
         warnings.append(
             f"{set_aside} commit(s) set aside because their note could not be written: "
@@ -112,6 +115,9 @@ def status(loc: Location) -> Status:
         warnings.append(
             f"{backlog} commit(s) waiting in the spool (any gitvault command drains it)"
         )
+    unnoted: dict[str, Any] = {}
+    if tip is not None and fmt == layout.FORMAT_VERSION:
+        unnoted = _unnoted(loc, vault, held, warnings)
     last_note = last_fold = None
     if tip is not None and fmt is not None:
         undone = repair.find(vault.git, loc.common_dir, tip)
@@ -147,7 +153,36 @@ def status(loc: Location) -> Status:
         recent_failures=failures,
         agents=agents,
         sync=sharing,
+        unnoted=unnoted,
     )
+
+
+def _unnoted(
+    loc: Location, vault: Vault, held: list[dict[str, Any]], warnings: list[str]
+) -> dict[str, Any]:
+    """The completeness check: commits made since gitvault began watching that have no note
+    (set-aside ones are reported on their own), with the command that writes them."""
+    import time
+
+    skip = set()
+    for record in held:
+        entry = drain.parse_line(str(record["line"]))
+        if entry is not None:
+            skip.add(entry.sha)
+    gap = walk.unnoted(loc, vault, skip)
+    if gap.since is None:
+        return {}
+    since = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(gap.since))
+    info = {"count": len(gap.shas), "shas": gap.shas[:20], "since": since, "window": gap.window}
+    if gap.shas:
+        examples = ", ".join(sha[:7] for sha in gap.shas[:3])
+        warnings.append(
+            f"{len(gap.shas)} commit(s) on local branches or worktree HEADs have no note "
+            f"(e.g. {examples}; checked: the {gap.window:,} newest commits since {since} "
+            f"that no remote-tracking ref has): `gitvault backfill --all --since {since}` "
+            "writes them"
+        )
+    return info
 
 
 def _fold_warnings(loc: Location, vault: Vault, last_fold: dict[str, Any] | None) -> list[str]:

@@ -8,6 +8,12 @@ so the rename survives a crash. Readers never see half a file.
 Reading: only a regular file, never through a symbolic link (O_NOFOLLOW), never blocking on a
 FIFO or a device (O_NONBLOCK, then fstat), and never more than a cap: a local state file that a
 hostile or broken process replaced can neither hang a hook nor fill its memory.
+
+Appending and locking (the spool, the logs, the lock files): the same opening rules. A link, a
+FIFO, a socket or a device standing where gitvault keeps one of its own files was planted or
+left by accident: it is removed (the link, never what it points at) and a regular file takes
+its place, so nothing is written through it and nothing blocks on it; a folder there raises
+NotRegular.
 """
 
 from __future__ import annotations
@@ -146,6 +152,119 @@ def read_regular(path: Path | str, limit: int = DEFAULT_READ_LIMIT) -> bytes:
         if len(data) > limit:  # it grew while being read
             raise TooLarge(f"{path} is larger than {limit} bytes")
         return data
+    finally:
+        os.close(fd)
+
+
+def open_regular(path: Path | str, flags: int) -> int:
+    """A descriptor on the regular file at path (created, FILE_MODE narrowed by the umask, when
+    flags holds O_CREAT), opened without following a link and without blocking. Whatever else
+    stands there (a link, a FIFO, a socket, a device) is removed first; a folder raises
+    NotRegular."""
+    flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    for attempt in (1, 2):
+        try:
+            fd = os.open(path, flags, new_mode())
+        except OSError as exc:
+            # ELOOP: a link; ENXIO: a FIFO nobody reads (write-only, non-blocking open).
+            if exc.errno in (errno.ELOOP, errno.ENXIO) and attempt == 1:
+                _remove_planted(path)
+                continue
+            if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+                raise NotRegular(exc.errno, f"{path} is not a regular file") from exc
+            raise
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            return fd
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode) or attempt == 2:
+            break
+        _remove_planted(path)
+    raise NotRegular(f"{path} is not a regular file")
+
+
+def _remove_planted(path: Path | str) -> None:
+    try:
+        os.unlink(path)  # a link itself, never its target
+    except FileNotFoundError:
+        pass
+
+
+APPEND_CHUNK = 4096  # one write() per chunk, cut at line ends: lines of two writers never mix
+
+
+def append(path: Path | str, data: bytes, *, confirm: bool = False, tries: int = 4) -> None:
+    """Append data to the regular file at path (created if missing; see open_regular).
+
+    confirm: the file written must still be the one at path after the write, else the data
+    is written again (up to `tries` times; OSError after that). That is how a writer and a
+    reader that claims the file by renaming it (the spool and its drainer) never lose a line:
+    a write confirmed this way happened before any rename of that file, and the claimer reads
+    the renamed file whole; an unconfirmed write may sit in a file already read, so it is
+    repeated, and the reader treats a line read twice as one."""
+    for _ in range(tries):
+        fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            for chunk in _line_chunks(data):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
+            if not confirm:
+                return
+            mine = os.fstat(fd)
+            try:
+                there = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
+                return
+        finally:
+            os.close(fd)
+    raise OSError(errno.EAGAIN, f"{path} was replaced during every append")
+
+
+def _line_chunks(data: bytes) -> list[bytes]:
+    if len(data) <= APPEND_CHUNK:
+        return [data]
+    chunks: list[bytes] = []
+    start = 0
+    while start < len(data):
+        end = data.rfind(b"\n", start, start + APPEND_CHUNK) + 1
+        if end <= start:  # one line longer than a chunk: its own write
+            end = data.find(b"\n", start) + 1 or len(data)
+        chunks.append(data[start:end])
+        start = end
+    return chunks
+
+
+def rewrite_in_place(path: Path | str, data: bytes) -> None:
+    """Replace the content of the regular file at path without replacing the file (its inode
+    is what another process holds an flock on); see open_regular."""
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def read_range(path: Path | str, offset: int, limit: int) -> tuple[bytes, os.stat_result]:
+    """At most `limit` bytes of the regular file at path from `offset`, and the file's stat
+    (its size and inode say whether it was replaced since): a file of git's (a HEAD log) read
+    under the same rules as read_regular, whatever its size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(exc.errno, f"{path} is a symbolic link") from exc
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"{path} is not a regular file")
+        return os.pread(fd, max(0, limit), max(0, offset)), info
     finally:
         os.close(fd)
 

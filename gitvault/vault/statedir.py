@@ -28,6 +28,7 @@ SPOOL_WORK = "spool.work"  # spool files a drainer claimed (a crash leaves them 
 PENDING = "pending"  # commits made during a rebase, kept until it ends
 DRAIN_PID = "drain.pid"  # which drainer runs (a hint for the shims: they check /proc)
 DRAIN_LOCK = "drain.lock"  # one drainer at a time
+WALK = "walk.json"  # how far the drainer has read every worktree's HEAD log (notes/walk)
 SET_ASIDE = "quarantine.jsonl"  # spool lines whose note could not be written (notes/quarantine)
 SET_ASIDE_LOCK = "quarantine.lock"
 LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (vault/launcher)
@@ -164,6 +165,7 @@ FOLD_STATE_FILE = JsonFile(FOLD_STATE)
 FOLD_BUDGET_FILE = JsonFile(FOLD_BUDGET)
 VERIFY_FILE = JsonFile(VERIFY)
 SYNC_STATE_FILE = JsonFile(SYNC_STATE)
+WALK_FILE = JsonFile(WALK)
 
 
 def _int(value: object) -> int:
@@ -279,6 +281,41 @@ def add_fold_spend(loc: Location, chars: int) -> None:
     FOLD_BUDGET_FILE.write(
         loc, {"date": _today(), "chars": spent.today + chars, "total": spent.total + chars}
     )
+
+
+# -- walk.json --------------------------------------------------------------------------------
+
+
+class WalkState(NamedTuple):
+    """Where the walk of every worktree's HEAD log stands: since when it notes commits (the
+    moment it began, so history from before gitvault is never noted behind the user's back)
+    and, per worktree (its git dir relative to the common one), the log's inode and the
+    offset read up to."""
+
+    since: int
+    logs: dict[str, tuple[int, int]]
+
+
+def walk_state(loc: Location) -> WalkState | None:
+    data = WALK_FILE.read(loc)
+    if data is None or not isinstance(data.get("since"), int):
+        return None
+    logs: dict[str, tuple[int, int]] = {}
+    table = data.get("logs")
+    for key, value in table.items() if isinstance(table, dict) else ():
+        if isinstance(value, list) and len(value) == 2 and all(_int(v) == v for v in value):
+            logs[str(key)] = (int(value[0]), int(value[1]))
+    return WalkState(int(data["since"]), logs)
+
+
+def write_walk_state(loc: Location, state: WalkState) -> bool:
+    """Record the walk; never raises (a read-only state folder only means the walk repeats)."""
+    try:
+        return WALK_FILE.write(
+            loc, {"since": state.since, "logs": {k: list(v) for k, v in state.logs.items()}}
+        )
+    except OSError:
+        return False
 
 
 # -- verify.json -------------------------------------------------------------------------------

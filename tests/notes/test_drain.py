@@ -78,6 +78,7 @@ def test_pending_commits_wait_for_the_rebase_and_take_its_rewrite_lines(repo_fac
     old = repo.commit("original", hooks=False)
     repo.git("checkout", "-q", "--detach", "HEAD~1")
     new = repo.commit("original", hooks=False)  # what a rebase would have produced
+    repo.restart_walk()
     rebase_dir = repo.git_dir / "rebase-merge"
     rebase_dir.mkdir()
     loc = resolve(repo.path)
@@ -140,6 +141,7 @@ def test_commits_a_rebase_dropped_get_no_note(repo_factory) -> None:
     dropped = repo.commit("made during an aborted rebase", hooks=False)
     repo.git("checkout", "-q", "main")
     kept = repo.commit("on main", hooks=False)
+    repo.restart_walk()
     (repo.state_dir / "spool").write_text(
         _line("pending", dropped, repo) + _line("commit", kept, repo)
     )
@@ -171,6 +173,7 @@ def test_a_backfilled_note_keeps_its_first_version_when_the_commit_is_spooled(
 ) -> None:
     repo: Repo = repo_factory(sync=False)
     shas = [repo.commit(f"old {i}", hooks=False) for i in range(10)]
+    repo.restart_walk()
     assert repo.gv("backfill").code == 0
     first = {s: repo.note(s) for s in shas}
     assert all(repo.note_meta(s)["source"] == "backfill" for s in shas)

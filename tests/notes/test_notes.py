@@ -168,6 +168,7 @@ def test_rebase_of_200_commits_writes_200_notes_with_replaces(repo_factory) -> N
     repo: Repo = repo_factory(sync=False)  # the background drainer path, as users run it
     old = fast_history(repo, "big", 200)
     repo.commit("main moves", hooks=False)
+    repo.restart_walk()
     repo.git("checkout", "-q", "big")
     repo.git("rebase", "-q", "main")
     new = repo.git("rev-list", "--reverse", "main..big").splitlines()

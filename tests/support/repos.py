@@ -252,6 +252,15 @@ class Repo:
         self.git("worktree", "add", "-q", "-b", branch or name, str(target))
         return Repo(target, sync=self.sync if sync is None else sync, branch_name=self.branch_name)
 
+    def restart_walk(self) -> None:
+        """Count every commit made so far as history from before gitvault: the drainer's walk
+        of the worktrees' HEAD logs (which notes commits that ran no hook) begins now. For
+        tests that make hookless commits to stage a scenario."""
+        from gitvault.notes import walk
+        from gitvault.resolve import resolve
+
+        walk.begin(resolve(self.path))
+
     # -- the vault ---------------------------------------------------------------------
     def vault_tip(self) -> str | None:
         proc = self.run(

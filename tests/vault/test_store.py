@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 import tomllib
 from pathlib import Path
 
 from gitvault.resolve import resolve
 from gitvault.vault import schemas
 from gitvault.vault.store import Vault
+from tests.support.concurrency import commit_at_once
 from tests.support.repos import Repo, git, snapshot_user_state
 
 
@@ -94,35 +94,10 @@ def test_every_write_is_one_commit_touching_one_path(repo: Repo) -> None:
 
 
 def test_four_worktrees_committing_at_once_lose_no_note(repo_factory) -> None:
+    # The small run of the concurrency suite; `just stress` runs 8 worktrees x 50 commits with
+    # CPU-bound processes beside them, ten rounds (tests/stress/test_concurrency.py).
     repo: Repo = repo_factory(sync=False)  # background drainers, as in real use
-    worktrees = [repo.worktree(f"w{i}") for i in range(4)]
-    made: dict[str, list[str]] = {wt.path.name: [] for wt in worktrees}
-    errors: list[BaseException] = []
-    start = threading.Barrier(len(worktrees))
-
-    def work(wt: Repo) -> None:
-        try:
-            start.wait()
-            for i in range(25):
-                made[wt.path.name].append(wt.commit(f"{wt.path.name} commit {i}"))
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(wt,)) for wt in worktrees]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    every = [sha for shas in made.values() for sha in shas]
-    assert len(set(every)) == 100
-    repo.wait_for_notes(every, timeout=120)
-    repo.wait_no_drainer()
-    notes = [s for s in repo.vault_log() if s[1].startswith("note ")]
-    assert len(notes) == 100, "one vault commit per note, none doubled"
-    for name, shas in made.items():
-        for sha in shas[:3]:
-            assert repo.note_meta(sha)["worktree"] == name
+    commit_at_once(repo, worktrees=4, commits=25)
     _fsck(repo)
 
 
