@@ -245,7 +245,7 @@ class Drainer:
     def walk(self) -> bool:
         """Note what the walk of every worktree's HEAD log finds without a note; whether it
         read anything new (the caller then looks at the spool again)."""
-        made, position = walk.read_new(self.loc)
+        made, position = walk.read_new(self.loc, self.vault)
         fresh = [m for m in made if not self._noted(m.sha)]
         if fresh:
             self.process([Entry(m.kind, m.sha, m.branch, m.worktree, m.git_dir) for m in fresh])

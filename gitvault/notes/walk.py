@@ -112,10 +112,15 @@ def _moved_from(message: str) -> str | None:
     return message[len(prefix) :].rsplit(" to ", 1)[0]
 
 
-def begin(loc: Location) -> statedir.WalkState:
-    """Start the walk now (install, or the first drain after an upgrade): every HEAD log counts
-    from its current end."""
-    state = statedir.WalkState(int(time.time()), {})
+def begin(loc: Location, since: int | None = None) -> statedir.WalkState:
+    """Start the walk. At install (since None): now, every HEAD log counted from its current
+    end. Without a walk file — the first drain after an upgrade, or one lost or planted — from
+    `since` (the vault's last write: whatever was committed after it was committed while
+    gitvault was installed), every HEAD log read from its start."""
+    state = statedir.WalkState(int(time.time()) if since is None else since, {})
+    if since is not None:
+        statedir.write_walk_state(loc, state)
+        return state
     for tree in worktrees(loc.common_dir):
         try:
             _, info = read_range(tree.git_dir / "logs" / "HEAD", 0, 0)
@@ -141,13 +146,17 @@ def due(loc: Location) -> bool:
     return False
 
 
-def read_new(loc: Location) -> tuple[list[Made], statedir.WalkState]:
+def read_new(loc: Location, vault: Vault | None = None) -> tuple[list[Made], statedir.WalkState]:
     """The commits made in every worktree since the last walk, oldest first per worktree, and
     the walk's new position (to record once they are noted). A worktree in the middle of a
-    rebase is left for later: its picks are settled by post-rewrite when it ends."""
+    rebase is left for later: its picks are settled by post-rewrite when it ends. Without a
+    walk file the walk begins again from the last write of `vault` (none: from now)."""
     state = statedir.walk_state(loc)
     if state is None:
-        return [], begin(loc)
+        last = _last_write(vault)
+        state = begin(loc, last)
+        if last is None:
+            return [], state
     made: list[Made] = []
     logs = dict(state.logs)
     for tree in worktrees(loc.common_dir):
@@ -155,19 +164,30 @@ def read_new(loc: Location) -> tuple[list[Made], statedir.WalkState]:
             break
         if gitcmd.rebase_in_progress(tree.git_dir):
             continue
-        ino, offset = logs.get(tree.key, (0, 0))
+        known = logs.get(tree.key)
+        ino, offset = known or (0, 0)
         path = tree.git_dir / "logs" / "HEAD"
+        since = state.since
         try:
             _, info = read_range(path, 0, 0)
-            if info.st_ino != ino or info.st_size < offset:
-                offset = 0  # a new worktree, or a log git rewrote (expired): read it again
+            if known is not None and (info.st_ino != ino or info.st_size < offset):
+                # A log git rewrote (expired): read it again. Its entries of the very second
+                # the walk began may predate it (git's times are whole seconds): left out, as
+                # history from before gitvault. A new worktree's log is read from its start.
+                offset, since = 0, state.since + 1
             data, info = read_range(path, offset, LOG_BYTES)
         except OSError:
             continue
-        found, used = _made_in(data, tree, state.since, MAX_COMMITS - len(made))
+        found, used = _made_in(data, tree, since, MAX_COMMITS - len(made))
         made += found
         logs[tree.key] = (info.st_ino, offset + used)
     return made, statedir.WalkState(state.since, logs)
+
+
+def _last_write(vault: Vault | None) -> int | None:
+    tip = vault.tip() if vault is not None else None
+    found = vault.git.resolve_commit(tip) if vault is not None and tip else None
+    return found.time if found is not None else None
 
 
 def _made_in(data: bytes, tree: Worktree, since: int, room: int) -> tuple[list[Made], int]:

@@ -13,6 +13,7 @@ import pytest
 from gitvault.notes import walk
 from gitvault.notes.drain import drain
 from gitvault.resolve import resolve
+from gitvault.vault import statedir
 from tests.support.repos import NO_HOOKS, Repo
 
 
@@ -107,11 +108,18 @@ def test_a_head_log_git_rewrote_is_read_again_without_noting_old_history(repo_fa
     repo: Repo = repo_factory(install=False)
     old = repo.commit("before gitvault")
     assert repo.gv("install", "--no-claude").code == 0
-    quiet = repo.commit("after install, no hook", hooks=False)
+    loc = resolve(repo.path)
+    began = statedir.walk_state(loc)
+    assert began is not None
+    # git's times are whole seconds: say the install came in the very second of `old`.
+    old_time = int(repo.git("log", "-1", "--format=%ct", old))
+    statedir.write_walk_state(loc, began._replace(since=old_time))
+    later = {"GIT_COMMITTER_DATE": f"@{old_time + 2} +0000"}
+    quiet = repo.commit("after install, no hook", hooks=False, env=later)
     log = repo.git_dir / "logs" / "HEAD"
-    text = log.read_bytes()
-    log.unlink()
-    log.write_bytes(text)  # a new inode, as `git reflog expire` leaves it
+    fresh = log.with_name("HEAD.rewritten")
+    fresh.write_bytes(log.read_bytes())
+    fresh.replace(log)  # a new inode (the old one still existed), as `git reflog expire` leaves it
     assert repo.gv("status").code == 0
     noted = set(repo.note_paths())
     assert quiet in noted and old not in noted

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gitvault.vault import frontmatter, schemas
+from gitvault.vault.files import read_text
 
 PYTHON = sys.executable
 GITVAULT = (PYTHON, "-m", "gitvault")
@@ -306,7 +307,10 @@ class Repo:
             wait_until(done, timeout, f"notes for {len(wanted)} commits")
         except AssertionError:
             missing = wanted - set(self.note_paths())
-            log = (self.state_dir / "log").read_text() if (self.state_dir / "log").exists() else ""
+            try:  # never a plain open: a test may have planted a FIFO there
+                log = read_text(self.state_dir / "log")
+            except OSError as exc:
+                log = f"({exc})"
             raise AssertionError(
                 f"{len(missing)} notes missing, e.g. {sorted(missing)[:3]}; log:\n{log}"
             ) from None
