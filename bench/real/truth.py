@@ -75,7 +75,7 @@ _OF_LAST = re.compile(
 )
 _N_OF_M = re.compile(r"(\d[\d,]*) of (\d[\d,]*) commits", re.I)
 _BOTH = re.compile(r"(\d[\d,]*) commits? (?:change|changed|touch|touched) both", re.I)
-_SHARE_UNDER = re.compile(r"(\d+)% of (\d[\d,]*) commits under (\S+)", re.I)
+_SHARE_UNDER = re.compile(r"(\d+)% of (\d[\d,]*) commits (?:under|to) (\S+)", re.I)
 _FIXES = re.compile(
     r"(\S+) (?:needed|had|got|took) (at least |over |more than )?(\d[\d,]*) fix(?:es)?"
     r"(?:, (\d[\d,]*) within a month)?",

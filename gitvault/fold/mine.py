@@ -395,7 +395,8 @@ def tests_layout(found: list[Commit], now: Now) -> list[Fact]:
         if n < 5 or len(parts) >= 3:
             break
         if now.area(a):
-            parts.append(f"{_pct(tested[a], n)} of {n} commits under {a}")
+            scope = f"under {a}" if a.endswith("/") else f"to {a}"  # a folder, or a file
+            parts.append(f"{_pct(tested[a], n)} of {n} commits {scope}")
     share = f"; {', '.join(parts)} touch tests too" if parts else ""
     text = f"Tests live in {where} ({pattern}){share}"
     about = (frozenset({"tests", "live"}), frozenset({"test", "folder"}))
@@ -438,7 +439,10 @@ def _test_mapping(found: list[Commit], now: Now) -> Fact | None:
             continue
         code = {_stem(f.rsplit("/", 1)[-1]): f for f in c.files if is_code(f) and "/" in f}
         for t in (f for f in c.files if is_test(f)):
-            stem = _stem(t.rsplit("/", 1)[-1])
+            name = t.rsplit("/", 1)[-1]
+            stem = _stem(name)
+            if stem == name.rsplit(".", 1)[0].lower():
+                continue  # no test prefix or suffix (t/Makefile): not named after a module
             if stem in code:
                 pairs[(code[stem], t)] += 1
                 evidence[(code[stem], t)].append(c)

@@ -287,8 +287,14 @@ def test_top_level_files_count_as_code(repo: Repo) -> None:
     for i in range(5):
         history.append((f"diff: fix the rename crash {i}", ["diff.c", "t/t4001-diff-rename.sh"]))
         history.append((f"refs: add a backend {i}", ["refs.c", "refs/files-backend.c"]))
+    for i in range(6):
+        history.append((f"build: tune the test run {i}", ["Makefile", "t/Makefile"]))
     dated_history(repo, history)
     cats = fold(repo)
+    conventions = "\n".join(cats["Conventions"])
+    assert "Tests live in t/ (" in conventions, conventions
+    assert "100% of 6 commits to Makefile" in conventions, conventions
+    assert "Tests are named after" not in conventions  # t/Makefile tests no module "Makefile"
     assert any(ln.startswith("- diff.c needed 5 fixes") for ln in cats["Gotchas"]), cats
     layout = "\n".join(cats["Architecture"])
     assert "the top level (.c)" in layout and "refs/ (.c)" in layout
