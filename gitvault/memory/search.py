@@ -25,7 +25,7 @@ normalisation, with term frequency left out: a note that names a thing once is a
 result holding fewer than all the terms is marked partial, with the words it holds; one holding
 less than SHOW_SHARE of what the best result holds is not shown. A raw score cannot be the
 threshold: weights depend on the vault's size. A pull request's merge and the commits it brought
-in are one result, naming the others.
+in are one result, the merge first when it matched, naming the others.
 """
 
 from __future__ import annotations
@@ -862,6 +862,9 @@ class _Query:
         snippets = _snippets(texts, [t for t in self.asked if not t.is_name])
         hits = []
         for members in groups.values():
+            # The merge names the whole pull request (its message sums the topic up): it
+            # heads its result whenever it matched, its commits listed under it.
+            members.sort(key=lambda d: not d.merge)
             head = members[0]
             holds = tuple(t.text for t in terms if head.id in t.docs)
             related = tuple(

@@ -255,9 +255,8 @@ def test_a_merge_and_the_commits_it_brought_in_are_one_result(repo: Repo) -> Non
     assert len(results) == 1, results
     cites = {results[0]["id"], *(r["id"] for r in results[0]["related"])}
     assert cites == {f"c:{merge[:7]}", f"c:{one[:7]}", f"c:{two[:7]}"}
-    relations = {r["id"]: r["relation"] for r in results[0]["related"]}
-    if results[0]["id"] != f"c:{merge[:7]}":
-        assert relations[f"c:{merge[:7]}"] == "merge"
+    assert results[0]["id"] == f"c:{merge[:7]}"  # the merge names the pull request: it leads
+    assert [r["relation"] for r in results[0]["related"]] == ["commit", "commit"]
     text = cli_in(repo, "search", "sparse", "walker").out
     assert text.startswith("1 result(s)") and "+ " in text
     # The main line's own commit is not swallowed by the merge.
