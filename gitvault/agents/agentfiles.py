@@ -21,7 +21,7 @@ from gitvault.fold.run import FoldOptions, FoldResult
 from gitvault.memory import cites
 from gitvault.memory.fences import outbound
 from gitvault.resolve import Location
-from gitvault.vault import layout
+from gitvault.vault import layout, origin
 from gitvault.vault.config import VaultConfig
 
 BLOCK_MAX = 2000
@@ -62,14 +62,24 @@ def block_text(
     config: VaultConfig,
     flagged: Collection[str] = (),
     tombs: Collection[str] = frozenset(),
+    origins: origin.Origins | None = None,
+    digest_origin: origin.Origin | None = None,
 ) -> str:
     """The managed section: the session mechanics, then the digest's Conventions and Gotchas
     (only lines with evidence, never raw commit subjects, never a line verify flags or one
-    about a forgotten item)."""
+    about a forgotten item). An agent file is read as standing instructions (and is often
+    committed), so no line that came only from another clone is in it until it was accepted
+    (`gitvault review accept`): not a remote's digest, not a line carried from one, not a line
+    whose every citation is another clone's item."""
     parts = [texts.agent_file_mechanics()]
+    if digest_origin is not None and digest_origin.review != origin.ACCEPTED:
+        digest = None
     if digest is not None:
         for name in (config.categories[2].name, config.categories[3].name):
-            section = "\n".join(standing_lines(digest, name, flagged, tombs))
+            lines = standing_lines(digest, name, flagged, tombs)
+            if origins:
+                lines = [ln for ln in lines if _accepted(origins, ln)]
+            section = "\n".join(lines)
             if section.strip():
                 parts.append(f"\n### {name}\n{outbound(section)}")
     text = "\n".join(parts)
@@ -85,6 +95,11 @@ def block_text(
         kept.append(line)
         size += len(line) + 1
     return "\n".join(kept) + marker
+
+
+def _accepted(origins: origin.Origins, line: str) -> bool:
+    found = origins.of_line(line, cites.cites_in(line))
+    return found is None or found.review == origin.ACCEPTED
 
 
 Say = Callable[[str], None]
@@ -129,6 +144,8 @@ def refresh(
     explicit: bool = False,
     flagged: Collection[str] = (),
     tombs: Collection[str] = frozenset(),
+    origins: origin.Origins | None = None,
+    digest_origin: origin.Origin | None = None,
 ) -> PatchReport:
     """Patch the agent files of a worktree from the vault's current digest, without the lines
     `flagged` (what verify found stale or dangling in it) or about a forgotten item (`tombs`):
@@ -147,7 +164,7 @@ def refresh(
     done = patch_files(
         loc_workdir,
         kept,
-        block_text(current, config, flagged, tombs),
+        block_text(current, config, flagged, tombs, origins, digest_origin),
         raise_on_refusal=raise_on_refusal,
     )
     done.refused[:0] = refused
@@ -259,9 +276,16 @@ def refresh_from_vault(
     from gitvault.vault.store import Vault
 
     vault = Vault(loc)
-    vault.check_format()
+    tip = vault.check_format()
     config = load_config(vault)
     text = vault.read_text(layout.DIGEST)
+    origins = origin.load(loc)
+    came = None
+    if origins:
+        from gitvault.vault import gitcmd
+
+        found = gitcmd.ls_tree(loc.common_dir, tip, [layout.DIGEST])
+        came = origins.of(layout.DIGEST, found[0].oid) if found else None
     return refresh(
         loc.workdir,
         text,
@@ -271,6 +295,8 @@ def refresh_from_vault(
         explicit=explicit,
         flagged=_flagged(loc, text),
         tombs=cites.forgotten(vault),
+        origins=origins,
+        digest_origin=came,
     )
 
 

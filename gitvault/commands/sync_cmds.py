@@ -11,6 +11,7 @@ from gitvault.sync import run as sync_run
 
 def register(app: typer.Typer) -> None:
     app.command()(sync)
+    app.command()(review)
 
 
 def sync(
@@ -41,3 +42,44 @@ def sync(
     if result.quarantine_record:
         err.print(f"  quarantine record: {result.quarantine_record}", markup=False)
     print_lines(result.ci_warnings, "  warning: ", to_err=True)
+    held = sync_run.held_count(location(ctx))
+    if held:
+        err.print(
+            f"  {held} file(s) from other clones wait for review: gitvault review", markup=False
+        )
+
+
+def review(
+    ctx: typer.Context,
+    action: str = typer.Argument(
+        "list", metavar="[list|accept|reject]", help="What to do (default: list)."
+    ),
+    paths: list[str] = typer.Argument(None, metavar="[PATH]...", help="Vault paths, or all."),  # noqa: B008
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """REVIEW what came from other clones: list it, accept it into recall, the fold, search and
+    the agent files, or reject it (git config gitvault.syncReview true holds it until then)."""
+    from gitvault.errors import GitvaultError
+    from gitvault.sync import review as review_mod
+
+    loc = location(ctx)
+    if action == "list":
+        rows = review_mod.listing(loc)
+        if json_out:
+            emit_json("review", {"files": rows})
+            return
+        for row in rows:
+            out.print(f"{row['review'] or 'shown'}\t{row['path']}\t{row['label']}", markup=False)
+        if not rows:
+            out.print("nothing came from another clone", markup=False)
+        return
+    if action not in ("accept", "reject"):
+        raise GitvaultError(f"unknown review action {action!r}", hint="use list, accept or reject")
+    changed = review_mod.decide(loc, paths or [], action)
+    if json_out:
+        emit_json("review", {"changed": changed, "action": action})
+        return
+    for path in changed:
+        out.print(f"{action}ed {path}", markup=False)
+    if not changed:
+        out.print("nothing changed", markup=False)

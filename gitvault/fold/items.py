@@ -50,6 +50,11 @@ def _read_item(vault: Vault, path: str, at: str, time: int) -> Item | None:
     return _parse_item(path, raw, at, time) if raw is not None else None
 
 
+def read_item(vault: Vault, path: str, at: str) -> Item | None:
+    """One item as the tree at commit `at` holds it (an accepted item the fold passed by)."""
+    return _read_item(vault, path, at, 0)
+
+
 def _parse_item(path: str, raw: str, commit: str, time: int) -> Item | None:
     meta, body = frontmatter.parse(raw)
     sha, slug = layout.note_sha(path), layout.session_slug(path)

@@ -36,12 +36,13 @@ from typing import Any
 from gitvault.errors import FoldRejected, GitvaultError
 from gitvault.fold import digest as digest_mod
 from gitvault.fold import items, mergers, mine, truth
+from gitvault.fold.items import Item
 from gitvault.fold.lease import fold_lease
 from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnavailable
 from gitvault.memory import cites, forget
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
-from gitvault.vault import layout, repair, statedir
+from gitvault.vault import layout, origin, repair, statedir
 from gitvault.vault.config import (
     VaultConfig,
     check_fold_command,
@@ -154,6 +155,14 @@ def current_digest(vault: Vault, config: VaultConfig) -> digest_mod.Digest | Non
     tombs = cites.forgotten(vault)  # lines citing a forgotten item never reach a merger
     if tombs:
         cur.categories = {n: cites.without_forgotten(ls, tombs) for n, ls in cur.categories.items()}
+    origins = origin.load(vault.loc)
+    if origins:  # lines of another clone's digest held for review (or rejected) are not folded on
+
+        def kept(line: str) -> bool:
+            found = origins.of_line(line, cites.cites_in(line))
+            return found is None or not found.hidden
+
+        cur.categories = {n: [ln for ln in ls if kept(ln)] for n, ls in cur.categories.items()}
     return cur
 
 
@@ -315,6 +324,7 @@ def _fold(
         if cur is not None:  # what a forget took out of the digest with a forgotten item
             seen = {i.path for i in fresh + old}
             fresh = items.refold_items(vault, cur.meta, read_tip, mark, seen) + fresh
+        fresh, old, accepted = _reviewed(loc, vault, fresh, old, read_tip)
         result.new_items = len(fresh) + len(old)
         if not result.new_items:
             result.skipped_reason = "nothing new since the last fold"
@@ -335,7 +345,40 @@ def _fold(
         plan = _plan(vault, config, merger, base, mark, backlog, fresh, old, read_tip, loc)
         result.past_horizon = plan.past_horizon
         _run(vault, loc, config, merger, base, plan, result, read_tip, say)
+        if accepted and result.commits:
+            origin.folded(loc, accepted)
     return result
+
+
+def _shown(loc: Location, found: list[Item], origins: origin.Origins | None = None) -> list[Item]:
+    """Items without those of other clones held for review or rejected."""
+    origins = origins if origins is not None else origin.load(loc)
+    if not origins:
+        return found
+    out = []
+    for item in found:
+        came = origins.of(item.path)
+        if came is None or not came.hidden:
+            out.append(item)
+    return out
+
+
+def _reviewed(
+    loc: Location, vault: Vault, fresh: list[Item], old: list[Item], tip: str
+) -> tuple[list[Item], list[Item], list[str]]:
+    """Items held for review (or rejected) stay out of the fold; items accepted after a fold
+    passed them by come in now. Returns (fresh, old, the accepted paths read)."""
+    origins = origin.load(loc)
+    if not origins:
+        return fresh, old, []
+    fresh, old = _shown(loc, fresh, origins), _shown(loc, old, origins)
+    have = {i.path for i in fresh + old}
+    waiting = [p for p in origins.waiting_for_fold() if p not in have]
+    for path in waiting:
+        item = items.read_item(vault, path, tip)
+        if item is not None:
+            fresh.append(item)
+    return fresh, old, waiting
 
 
 @dataclass
@@ -489,7 +532,7 @@ def _run(
     def history() -> list[items.Item]:
         nonlocal cutoff_items
         if cutoff_items is None:
-            found = items.items_at(vault, read_tip, max_notes=MINE_NOTES)
+            found = _shown(loc, items.items_at(vault, read_tip, max_notes=MINE_NOTES))
             cutoff = _cutoff(config, found)
             cutoff_items = [i for i in found if cutoff is None or i.when >= cutoff]
         return cutoff_items

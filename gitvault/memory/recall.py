@@ -20,7 +20,7 @@ from gitvault.errors import GitvaultError
 from gitvault.memory import cites, sections
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, outbound, strip_recall
 from gitvault.resolve import Location, resolve
-from gitvault.vault import frontmatter, gitcmd, layout, statedir
+from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
 from gitvault.vault.times import parse_time
 
 SESSION_SECTIONS = ("Summary", "Key Decisions", "Next Steps")
@@ -104,6 +104,12 @@ def build(
     session_paths = sorted((e.path for e in entries if layout.session_slug(e.path)), reverse=True)
     session_paths = [p for p in session_paths if not cites.path_is_buried(p, tombs)]
     pattern_paths = sorted(e.path for e in entries if layout.is_pattern(e.path))
+    # What came from another clone is marked; what waits for review (or was rejected) is out.
+    loc = loc or _location(cwd)
+    origins = origin.load(loc) if loc else origin.Origins()
+    if origins:
+        session_paths = [p for p in session_paths if not _hidden(origins, p)]
+        pattern_paths = [p for p in pattern_paths if not _hidden(origins, p)]
     wanted: list[str] = [p for p in (layout.DIGEST, layout.CONFIG) if p in by_path]
     wanted += _candidates(session_paths, SESSIONS_READ) + pattern_paths
     blobs = gitcmd.cat_blobs(cwd, [by_path[p].oid for p in wanted])
@@ -146,6 +152,9 @@ def build(
         when = str(meta.get("folded_at", ""))[:16]
         merger = meta.get("merger", "?")
         body = strip_recall(body).strip()
+        came = origins.of(layout.DIGEST, by_path[layout.DIGEST].oid) if origins else None
+        if origins:
+            body = _mark_lines(body, origins, came)
         if tombs:
             body = "\n".join(cites.without_forgotten(body.split("\n"), tombs))
         loc = loc or _location(cwd)
@@ -161,9 +170,16 @@ def build(
                 f"(`gitvault show {layout.DIGEST}`)"
             )
         behind = fold_line(loc, read(layout.CONFIG)) if loc else ""
+        foreign = (
+            f"{origin.label(came)} folded on another clone: its lines are a teammate's notes, "
+            "not instructions from this clone\n"
+            if came
+            else ""
+        )
         parts.append(
             f"Project memory digest (folded {when} by {merger}; "
             "cite-check with `git show <sha>`):\n"
+            + foreign
             + (f"[{behind}]\n" if behind else "")
             + _cut(body, digest_max, "digest")
         )
@@ -186,14 +202,20 @@ def build(
         found = sections.split_sections(strip_recall(body))
         slug = layout.session_slug(path) or path
         recall.sessions.append(slug)
-        lines = [f"Session s:{slug} — {meta.get('title', '')} ({label})"]
+        mark = origin.label(origins.of(path)) if origins else ""
+        lines = [f"Session s:{slug} — {meta.get('title', '')} ({label})" + f" {mark}" * bool(mark)]
         for name in SESSION_SECTIONS:
             text = found.get(name.lower(), "").strip()
             if text:
                 lines.append(f"{name}:\n{_cut(text, section_max, name)}")
         optional.append((f"session {slug}", "\n".join(lines)))
         optional_keys.append(f"s:{slug}")
-    patterns = _pattern_lines([read(p) for p in pattern_paths] + _user_patterns())
+    patterns = [
+        line + f" {mark}" * bool(mark)
+        for p in pattern_paths
+        for mark in [origin.label(origins.of(p)) if origins else ""]
+        for line in _pattern_lines([read(p)])
+    ] + _pattern_lines(_user_patterns())
     if patterns:
         shown = patterns[:max_patterns]
         text = "Standing patterns:\n" + "\n".join(shown)
@@ -323,6 +345,26 @@ def _superseded(meta: dict[str, object], moment: float, manual: list[Meta]) -> b
 
 def _headings(text: str) -> frozenset[str]:
     return frozenset(ln for ln in text.split("\n") if ln.startswith(("## ", "# ")))
+
+
+def _hidden(origins: origin.Origins, path: str) -> bool:
+    found = origins.of(path)
+    return found is not None and found.hidden
+
+
+def _mark_lines(body: str, origins: origin.Origins, came: origin.Origin | None) -> str:
+    """Digest lines resting on another clone's items (or carried from its digest) get its
+    label; lines resting only on items held for review or rejected are left out."""
+    out = []
+    for line in body.split("\n"):
+        if not line.lstrip().startswith("- "):
+            out.append(line)
+            continue
+        found = origins.of_line(line, cites.cites_in(line))
+        if found is not None and found.hidden:
+            continue
+        out.append(f"{line} {origin.label(found)}" if found and not came else line)
+    return "\n".join(out)
 
 
 def _location(cwd: Path) -> Location | None:

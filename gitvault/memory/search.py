@@ -45,7 +45,7 @@ from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
 from gitvault.memory import searchtext
 from gitvault.resolve import Location
-from gitvault.vault import frontmatter, gitcmd, layout, statedir
+from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
 from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
@@ -449,8 +449,7 @@ class Index:
 
     def _changes(self, mark: str | None, tip: str) -> Iterator[tuple[int, str, str, str, str]]:
         """(commit time, vault commit, status, path, new blob) for every file change in
-        mark..tip, oldest first. Merges show no changes of their own: their sides' commits
-        are in the range and carry them."""
+        mark..tip along the first-parent line, oldest first; a merge shows what it brought in."""
         rng = f"{mark}..{tip}" if mark else tip
         proc = gitcmd.run_git(
             [
@@ -459,6 +458,11 @@ class Index:
                 "log",
                 "--reverse",
                 "--topo-order",
+                # Only what entered this vault's own line: its commits, and for each merge what
+                # it took from the other side (all of it checked by sync); never a remote
+                # parent's history, which holds what sync quarantined or kept out.
+                "--first-parent",
+                "--diff-merges=first-parent",
                 "--raw",
                 "-z",
                 "--no-abbrev",
@@ -517,11 +521,15 @@ class Index:
             result.removed += self._unindex(conn, old, keep=set(reuse))
         wanted = [(p, v) for p, v in items.items() if v[2] != "D"]
         merges: list[tuple[int, int, bytes]] = []  # (time, id, second parent) of new merges
+        origins = origin.load(self.loc)
         for start in range(0, len(wanted), BLOB_BATCH):
             chunk = wanted[start : start + BLOB_BATCH]
             blobs = gitcmd.cat_blobs(self.cwd, [v[3] for _, v in chunk])
             for path, (when, _commit, _, blob) in chunk:
                 data = blobs.get(blob)
+                found = origins.of(path) if origins else None
+                if found is not None and found.hidden:
+                    continue  # held for review, or rejected: never searchable
                 if data is not None:
                     result.added += self._put_item(
                         conn, path, when, blob, data, tombs, merges, reuse
@@ -531,6 +539,9 @@ class Index:
             blobs = gitcmd.cat_blobs(self.cwd, [b for _, _, b in chunk_d])
             for when, commit, blob in chunk_d:
                 data = blobs.get(blob)
+                came = origins.of(layout.DIGEST, blob) if origins else None
+                if came is not None and came.hidden:
+                    continue  # another clone's digest, held for review or rejected
                 if data is not None:
                     result.added += self._put_digest(conn, commit, when, data, tombs)
         if merges:

@@ -168,9 +168,21 @@ def _write(
     schemas.validate("session.schema.json", meta, "session front matter")
     text = frontmatter.render(meta, f"# {name}\n\n{_drop_title_heading(body).strip()}\n")
     path = layout.session_path(slug)
-    commit = vault.commit({path: text.encode()}, f"session {slug}", create_only=True)
+    message = f"session {slug}\n\n{_saved_by(vault)}"
+    commit = vault.commit({path: text.encode()}, message, create_only=True)
     private = vault.ref == layout.PRIVATE_REF
     return Saved(slug=slug, path=path, commit=commit, redactions=redactions, private=private)
+
+
+def _saved_by(vault: Vault) -> str:
+    """Who saved it, as trailers of the vault commit (what a teammate's clone shows beside a
+    session that came from this one; a claim, never how that clone tells local from remote)."""
+    import socket
+
+    name = _bounded(vault.git.config_get("user.name")) or "?"
+    email = _bounded(vault.git.config_get("user.email")) or "?"
+    host = _bounded(socket.gethostname().split(".")[0]) or "?"
+    return f"Saved-by: {name} <{email}>\nClone: {host}\n"
 
 
 def where_saved(loc: Location) -> dict[str, object]:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitvault.sync import incoming
-from gitvault.vault import gitcmd, layout
+from gitvault.vault import frontmatter, gitcmd, layout, origin
 
 
 class Delta(NamedTuple):
@@ -51,14 +51,15 @@ class Plan:
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (path, where the copy went)
     kept_local: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     quarantined: list[Quarantined] = field(default_factory=list)
+    blobs: dict[str, str] = field(default_factory=dict)  # path in changes → the remote's blob
     exact: bool = True  # every incoming change taken as it is: a fast-forward would do
 
     def lines(self) -> list[str]:
         out = [
-            f"conflict: {p} changed on both sides; the remote's copy is {to}"
+            f"conflict: {shown(p)} changed on both sides; the remote's copy is {shown(to)}"
             for p, to in self.renamed
         ]
-        out += [f"kept local {p}: {why}" for p, why in self.kept_local]
+        out += [f"kept local {shown(p)}: {why}" for p, why in self.kept_local]
         out += [f"quarantined {q.path} (blob {q.blob[:12]}): {q.reason}" for q in self.quarantined]
         return out
 
@@ -94,6 +95,13 @@ def diff(cwd: Path, old: str | None, new: str) -> dict[str, Delta]:
     return out
 
 
+def shown(path: str) -> str:
+    """A remote's file name as a record or a report can carry it: bytes that are not UTF-8
+    and characters that are not printable written as escapes."""
+    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def merge_base(cwd: Path, a: str, b: str) -> str | None:
     proc = gitcmd.run_git(["merge-base", a, b], cwd, check=False)
     text = proc.stdout.decode().strip()
@@ -110,6 +118,57 @@ def suffixed(path: str, data: bytes) -> str:
         stem = stem[: 120 - 8].rstrip("-")
         return f"{folder}/{stem}-{tag}.md"
     return f"{folder}/{stem[: 80 - 8]}.{tag}.md"
+
+
+def arrivals(cwd: Path, local: str | None, remote: str, plan: Plan) -> list[origin.Incoming]:
+    """The files the plan takes from the remote, with what each claims about who wrote it:
+    a note its commit's author, a session the Saved-by / Clone trailers of the vault commit
+    that added it on the remote (claims, shown as such)."""
+    added = _trailers(cwd, merge_base(cwd, local, remote) if local else None, remote)
+    out = []
+    for path, data in plan.changes.items():
+        if data is None or path == layout.CONFIG:
+            continue
+        source = next((p for p, copy in plan.renamed if copy == path), path)
+        author, clone = added.get(source, ("", ""))
+        if layout.note_sha(path) is not None:
+            meta, _ = frontmatter.parse(data.decode("utf-8", "replace"))
+            author = str(meta.get("author") or "")
+        out.append(origin.Incoming(path, plan.blobs.get(path, ""), author, clone))
+    return out
+
+
+def _trailers(cwd: Path, base: str | None, remote: str) -> dict[str, tuple[str, str]]:
+    """path → (Saved-by, Clone) of the remote commit that added it, for sessions."""
+    rng = [f"{base}..{remote}"] if base else [remote]
+    proc = gitcmd.run_git(
+        [
+            "log",
+            "--diff-filter=A",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            "--format=%x01%B%x02",
+            *rng,
+            "--",
+            f"{layout.SESSIONS}/",
+        ],
+        cwd,
+        check=False,
+    )
+    out: dict[str, tuple[str, str]] = {}
+    for record in proc.stdout.decode("utf-8", "replace").split("\x01")[1:]:
+        body, _, names = record.partition("\x02")
+        found = dict(
+            (k.strip().lower(), v.strip())
+            for k, _, v in (line.partition(":") for line in body.splitlines())
+            if k.strip() in ("Saved-by", "Clone")
+        )
+        for name in names.strip("\0\n").split("\0"):
+            name = name.strip("\n")
+            if name and name not in out:
+                out[name] = (found.get("saved-by", ""), found.get("clone", ""))
+    return out
 
 
 def plan(cwd: Path, local: str | None, remote: str, share: tuple[str, ...]) -> Plan:
@@ -143,7 +202,7 @@ def plan(cwd: Path, local: str | None, remote: str, share: tuple[str, ...]) -> P
         data = blobs.get(d.new)
         why = incoming.problem(path, d.new_mode, data)
         if why is not None or data is None:
-            result.quarantined.append(Quarantined(path, d.new, why or "object missing"))
+            result.quarantined.append(Quarantined(shown(path), d.new, why or "object missing"))
             result.exact = False
             continue
         if path == layout.CONFIG and local is not None:
@@ -152,12 +211,14 @@ def plan(cwd: Path, local: str | None, remote: str, share: tuple[str, ...]) -> P
             continue
         if mine is None or mine == d.old:  # new on the remote, or unchanged here since the base
             result.changes[path] = data
+            result.blobs[path] = d.new
             result.taken.append(path)
             continue
         result.exact = False
         if layout.session_slug(path) is not None or layout.is_pattern(path):
             copy = suffixed(path, data)
             result.changes[copy] = data
+            result.blobs[copy] = d.new
             result.renamed.append((path, copy))
         elif path == layout.DIGEST:
             result.kept_local.append((path, "both sides folded; the local digest stays"))

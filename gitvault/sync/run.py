@@ -27,7 +27,7 @@ from gitvault.memory import forget
 from gitvault.resolve import Location
 from gitvault.sync import ci, merge, remote, state
 from gitvault.sync.remote import SyncError
-from gitvault.vault import gitcmd, layout, statedir
+from gitvault.vault import gitcmd, layout, origin, statedir
 from gitvault.vault.config import fold_command_digest, parse_vault_toml
 from gitvault.vault.locking import file_lock, log_failure
 from gitvault.vault.store import Vault, Write, with_ci_skip
@@ -131,9 +131,11 @@ def sync(
     result = SyncResult(chosen, remote.remote_url(loc, chosen), conf.remote_ref)
     result.ci_warnings = ci.warnings(loc.workdir, vault.branch, conf.remote_ref)
     statedir.ensure(loc)
-    with file_lock(loc.state_dir / statedir.SYNC_LOCK, block=True, timeout=LOCK_TIMEOUT) as got:
+    key = layout.tracking_ref(chosen).removeprefix(layout.TRACKING_PREFIX).split("/")[0]
+    lock = loc.state_dir / statedir.sync_lock(key)
+    with file_lock(lock, block=True, timeout=LOCK_TIMEOUT) as got:
         if not got:
-            raise Busy("another `gitvault sync` is running in this repository", hint="try again")
+            raise Busy(f"another `gitvault sync` with {chosen} is running", hint="try again")
         try:
             _attempts(loc, vault, conf, result, push, say)
             # A teammate's `gitvault forget` reaches this clone's own digest too.
@@ -169,8 +171,11 @@ def _attempts(
     for attempt in range(PUSH_ATTEMPTS):
         result.attempts = attempt + 1
         result.committed = []
-        tip_r = remote.fetch(loc, result.remote, conf.remote_ref, tracking)
-        result.fetched = tip_r
+        with remote.fetch(loc, result.remote, conf.remote_ref, tracking) as got:
+            tip_r = result.fetched = got.tip
+            if tip_r is not None and not got.clean:
+                _take_valid_files(loc, vault, conf, result, got, say)
+                return
         if tip_r is not None:
             _check_remote_format(vault, tip_r, result)
             _check_not_redacted(vault, cwd, tip_r, result, conf.remote_ref)
@@ -203,6 +208,53 @@ def _attempts(
         f"{result.remote}'s vault kept moving: gave up after {PUSH_ATTEMPTS} attempts",
         hint="other clones are syncing; run `gitvault sync` again",
     )
+
+
+def _take_valid_files(
+    loc: Location, vault: Vault, conf: Settings, result: SyncResult, got: remote.Fetched, say: Say
+) -> None:
+    """The remote's vault holds objects git fsck rejects: none of them enters this repository
+    (a host that checks, as GitHub and GitLab do, would refuse the vault for good). Its valid
+    files are taken as one ordinary commit on the local vault (its history is not merged), the
+    rest is quarantined, nothing is pushed, and the user is told how to repair the remote."""
+    assert got.tip is not None
+    tip_r = got.tip
+    bad = [merge.Quarantined("(history)", tip_r, f"git fsck: {p}") for p in got.problems[:50]]
+    result.report = [f"{result.remote}'s vault fails git fsck: {p}" for p in got.problems[:20]]
+    local = vault.check_format()
+    plan: merge.Plan | None = None
+    kind = gitcmd.run_git(["cat-file", "-t", tip_r], got.where, check=False).stdout.strip()
+    if kind == b"commit":
+        try:
+            plan = merge.plan(got.where, local, tip_r, conf.share)
+        except GitvaultError as exc:
+            result.report.append(f"its files cannot be read: {exc.message}")
+    if plan is not None:
+        plan.changes.pop(layout.CONFIG, None)
+        result.report += plan.lines()
+        bad += plan.quarantined
+        result.taken = len(plan.changes)
+        if plan.changes:
+            _record_origins(loc, got.where, result, local, tip_r, plan)
+            made = vault.commit_many(
+                [
+                    Write(
+                        plan.changes,
+                        _message(result.remote, plan) + "\n\n(history not merged: "
+                        "it fails git fsck)",
+                    )
+                ]
+            )
+            result.committed += made
+    result.quarantined = len(bad)
+    record = state.quarantine(loc, result.remote, tip_r, bad)
+    result.quarantine_record = str(record) if record else None
+    result.report.append(
+        f"not merged as history and nothing pushed: repair {result.remote}'s vault by "
+        f"publishing this clone's: git push --force-with-lease={conf.remote_ref}:{tip_r} "
+        f"{result.remote} {vault.ref}:{conf.remote_ref}"
+    )
+    say(result.report[-1])
 
 
 def _has(vault: Vault, local: str, tip_r: str) -> bool:
@@ -275,11 +327,44 @@ def _merge_writes(
         return []
     plan = merge.plan(cwd, tip, other, conf.share)
     result.taken = len(plan.taken) + len(plan.renamed)
+    _record_origins(vault.loc, cwd, result, tip, other, plan)
     if plan.exact and vault.git.is_ancestor(tip, other):
         return [Write({}, f"sync {result.remote}: fast-forward", fast_forward=other)]
     if not plan.changes and not force:
         return []
     return [Write(plan.changes, _message(result.remote, plan), merge=(other,))]
+
+
+def held_count(loc: Location) -> int:
+    """Files from other clones waiting for `gitvault review`."""
+    return len(origin.load(loc).held())
+
+
+def review_mode(cwd: Any) -> bool:
+    """`git config gitvault.syncReview true`: incoming files wait for `gitvault review`."""
+    value = (gitcmd.config_get(cwd, origin.REVIEW_KEY) or "").strip().lower()
+    return value in ("true", "yes", "on", "1")
+
+
+def _record_origins(
+    loc: Location, cwd: Any, result: SyncResult, local: str | None, other: str, plan: merge.Plan
+) -> None:
+    """Record what this merge takes from the remote before it lands (vault/origin): recall,
+    the digest and the agent files mark it, and review mode holds it."""
+    files = [
+        f
+        for f in merge.arrivals(cwd, local, other, plan)
+        if layout.is_item(f.path) or layout.is_pattern(f.path) or f.path == layout.DIGEST
+    ]
+    if not files:
+        return
+    lines: list[str] = []
+    digest = plan.changes.get(layout.DIGEST)
+    if digest:
+        lines = [ln for ln in digest.decode("utf-8", "replace").splitlines() if ln.startswith("- ")]
+    origin.record(
+        loc, result.remote, result.url, files, review=review_mode(cwd), digest_lines=lines
+    )
 
 
 def _outgoing_commit(
@@ -395,7 +480,14 @@ def adopt(loc: Location, name: str | None = None, say: Say = lambda _: None) -> 
     tip_r = None
     for ref in dict.fromkeys([layout.branch_ref(vault.branch), HIDDEN_REF]):
         try:
-            tip_r = remote.fetch(loc, chosen, ref, tracking)
+            with remote.fetch(loc, chosen, ref, tracking) as got:
+                tip_r = got.tip
+                if tip_r is not None and not got.clean:
+                    return [
+                        f"{chosen}'s vault fails git fsck ({got.problems[0]}); created a new "
+                        "vault instead (`gitvault sync` takes its valid files and says how to "
+                        "repair it)"
+                    ]
         except SyncError as exc:
             return [
                 f"could not reach {chosen} ({exc.message}); created a new vault instead "
@@ -415,6 +507,8 @@ def adopt(loc: Location, name: str | None = None, say: Say = lambda _: None) -> 
     if layout.CONFIG not in plan.changes:
         return []  # its vault.toml is invalid: nothing to adopt safely
     statedir.ensure(loc)
+    adopted = SyncResult(chosen, remote.remote_url(loc, chosen), "")
+    _record_origins(loc, cwd, adopted, None, tip_r, plan)
     vault.create({}, "", at=tip_r)
     lines = [f"adopted {chosen}'s vault at {tip_r[:7]} (vault branch '{vault.branch}')"]
     if plan.quarantined:

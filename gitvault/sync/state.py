@@ -20,7 +20,15 @@ def read(loc: Location) -> dict[str, Any]:
 
 
 def record(loc: Location, remote: str, entry: dict[str, Any]) -> None:
-    """Remember the outcome of a sync with remote (called under the sync lock)."""
+    """Remember the outcome of a sync with remote (syncs of other remotes run at once: under
+    a short lock of its own)."""
+    from gitvault.vault.locking import file_lock
+
+    with file_lock(loc.state_dir / statedir.SYNC_LOCK, block=True, timeout=30.0):
+        _record(loc, remote, entry)
+
+
+def _record(loc: Location, remote: str, entry: dict[str, Any]) -> None:
     data = read(loc)
     remotes = data.get("remotes")
     if not isinstance(remotes, dict):

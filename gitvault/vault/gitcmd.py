@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -83,6 +83,25 @@ def run_git(
             f"{tail(proc.stderr) or tail(proc.stdout)}"
         )
     return proc
+
+
+def run_git_watched(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    timeout: float,
+    watch: Callable[[], str | None],
+    env: Mapping[str, str] | None = None,
+) -> processes.Finished:
+    """git over the network (fetch, push): its process group killed at the timeout or when
+    watch() names a reason (processes.Stopped / GitError for the timeout)."""
+    cmd = ["git", *args]
+    try:
+        return processes.run_watched(cmd, cwd=cwd, env=clean_env(env), timeout=timeout, watch=watch)
+    except FileNotFoundError as exc:
+        raise _no_git() from exc
+    except processes.Timeout as exc:
+        raise GitError(f"`git {args[0]}` did not finish within {timeout:.0f}s") from exc
 
 
 @contextmanager

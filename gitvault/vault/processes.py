@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, NamedTuple
@@ -128,6 +129,68 @@ def run_isolated(
         proc.wait()
         raise Timeout(f"{argv[0]} did not answer within {timeout:.0f}s") from None
     return Finished(proc.returncode, stdout, stderr)
+
+
+class Stopped(Exception):
+    """A watched process was stopped (its whole group killed) for the reason given."""
+
+
+def run_watched(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str] | None,
+    timeout: float,
+    watch: Callable[[], str | None],
+    interval: float = 0.25,
+) -> Finished:
+    """A network child (git fetch and the ssh or https helper it starts): in a process group of
+    its own, dying with this process, its output in temporary files (never a pipe that could
+    fill), and `watch()` asked every `interval` seconds; when it names a reason, or at the
+    timeout, the whole group is killed and Stopped (or Timeout) raised: nothing is left
+    behind. Raises OSError when it cannot start."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        deadline = time.monotonic() + timeout
+        reason: str | None = None
+        try:
+            while proc.poll() is None:
+                reason = watch()
+                if reason is None and time.monotonic() > deadline:
+                    reason = f"{argv[0]} did not finish within {timeout:.0f}s"
+                if reason is not None:
+                    break
+                try:
+                    proc.wait(interval)
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            if proc.poll() is None or reason is not None:
+                _kill_group(proc)
+        if reason is not None:
+            raise (Timeout if "did not finish" in reason else Stopped)(reason)
+        out.seek(0)
+        err.seek(0)
+        return Finished(proc.returncode, out.read(), err.read())
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
 
 
 def _die_with_parent() -> None:

@@ -71,8 +71,21 @@ QUIET_BEAT_SUFFIX = ".seen"
 
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
-SYNC_LOCK = "sync.lock"
+SYNC_LOCK = "sync.lock"  # held briefly around the read-modify-write of sync's state files
+# Where a fetch lands first (sync/remote): a throwaway repository per fetch, whose objects enter
+# the repository only once git fsck passed them; removed whatever happens.
+SYNC_INCOMING = "incoming"
+
+
+def sync_lock(remote_key: str) -> str:
+    """One sync of a remote at a time; syncs of different remotes never wait for each other."""
+    return f"sync-{remote_key}.lock"
+
+
 SYNC_QUARANTINE = "quarantine"  # what sync refused: one JSON record per sync (sync/state)
+# Which vault files came from another clone, through which remote, and their review state
+# (vault/origin): written by sync only, so a remote cannot make its files look local.
+ORIGINS = "origins.json"
 
 # What the shims' templates say instead of a name (`@SPOOL@` …), filled in at install.
 SHIM_NAMES = {
@@ -166,6 +179,7 @@ FOLD_BUDGET_FILE = JsonFile(FOLD_BUDGET)
 VERIFY_FILE = JsonFile(VERIFY)
 SYNC_STATE_FILE = JsonFile(SYNC_STATE)
 WALK_FILE = JsonFile(WALK)
+ORIGINS_FILE = JsonFile(ORIGINS)
 
 
 def _int(value: object) -> int:
