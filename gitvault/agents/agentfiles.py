@@ -64,6 +64,7 @@ def block_text(
     tombs: Collection[str] = frozenset(),
     origins: origin.Origins | None = None,
     digest_origin: origin.Origin | None = None,
+    local: Collection[str] = (),
 ) -> str:
     """The managed section: the session mechanics, then the digest's Conventions and Gotchas
     (only lines with evidence, never raw commit subjects, never a line verify flags or one
@@ -78,7 +79,7 @@ def block_text(
         for name in (config.categories[2].name, config.categories[3].name):
             lines = standing_lines(digest, name, flagged, tombs)
             if origins:
-                lines = [ln for ln in lines if _accepted(origins, ln)]
+                lines = [ln for ln in lines if _accepted(origins, ln, local)]
             section = "\n".join(lines)
             if section.strip():
                 parts.append(f"\n### {name}\n{outbound(section)}")
@@ -97,9 +98,29 @@ def block_text(
     return "\n".join(kept) + marker
 
 
-def _accepted(origins: origin.Origins, line: str) -> bool:
-    found = origins.of_line(line, cites.cites_in(line))
+def _accepted(origins: origin.Origins, line: str, local: Collection[str] = ()) -> bool:
+    found = origins.of_line(line, cites.cites_in(line), local)
     return found is None or found.review == origin.ACCEPTED
+
+
+_SHA_CITE = re.compile(r"c:[0-9a-f]{7,40}")  # never a name git would resolve (c:HEAD)
+
+
+def local_commits(cwd: Path, text: str | None) -> set[str]:
+    """The c: citations in text whose commit this repository holds."""
+    from gitvault.vault import gitcmd
+
+    wanted = sorted({c for c in cites.cites_in(text or "") if _SHA_CITE.fullmatch(c)})
+    if not wanted:
+        return set()
+    proc = gitcmd.run_git(
+        ["cat-file", "--batch-check=%(objecttype)"],
+        cwd,
+        input="".join(f"{c[2:]}^{{commit}}\n" for c in wanted).encode(),
+        check=False,
+    )
+    answers = proc.stdout.decode("utf-8", "replace").splitlines()
+    return {c for c, kind in zip(wanted, answers, strict=False) if kind.strip() == "commit"}
 
 
 Say = Callable[[str], None]
@@ -146,6 +167,7 @@ def refresh(
     tombs: Collection[str] = frozenset(),
     origins: origin.Origins | None = None,
     digest_origin: origin.Origin | None = None,
+    local: Collection[str] = (),
 ) -> PatchReport:
     """Patch the agent files of a worktree from the vault's current digest, without the lines
     `flagged` (what verify found stale or dangling in it) or about a forgotten item (`tombs`):
@@ -164,7 +186,7 @@ def refresh(
     done = patch_files(
         loc_workdir,
         kept,
-        block_text(current, config, flagged, tombs, origins, digest_origin),
+        block_text(current, config, flagged, tombs, origins, digest_origin, local),
         raise_on_refusal=raise_on_refusal,
     )
     done.refused[:0] = refused
@@ -297,6 +319,7 @@ def refresh_from_vault(
         tombs=cites.forgotten(vault),
         origins=origins,
         digest_origin=came,
+        local=local_commits(loc.common_dir, text) if origins else set(),
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any, NamedTuple
 
 from gitvault.resolve import Location
@@ -134,16 +134,18 @@ class Origins:
         """The remote a digest line first came in with (a remote's digest), or None."""
         return self.digest_lines.get(line_key(line))
 
-    def of_line(self, line: str, cited: list[str]) -> Origin | None:
+    def of_line(self, line: str, cited: list[str], local: Collection[str] = ()) -> Origin | None:
         """Another clone's origin a digest line rests on, or None: it came in with a remote's
         digest (whatever it cites, since a remote can cite anything), or every item it cites
-        came from another clone. Accepted when what it rests on was accepted."""
+        came from another clone. Accepted when what it rests on was accepted. `local`: cites
+        of commits this repository holds (a teammate's note of one is checkable here with
+        `git show`, as the commit's own message is in this clone's history)."""
         remote = self.digest_lines.get(line_key(line))
         if remote is not None:
             digest = self.files.get(layout.DIGEST)
             review = str(digest.get("review") or "") if isinstance(digest, dict) else ""
             return Origin(layout.DIGEST, remote, "", "", "", review, 0)
-        found = [self.of_cite(c) for c in cited]
+        found = [None if c in local else self.of_cite(c) for c in cited]
         if not cited or not all(found):
             return None
         origins = [o for o in found if o is not None]

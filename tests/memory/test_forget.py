@@ -246,6 +246,9 @@ def test_a_forget_reaches_a_teammates_recall_search_digest_and_agent_file(
     # The teammate folded on their own: their digest stays theirs when the clones merge.
     line = f"- Frobnicator and widget share a parser (c:{gone[:7]}, c:{kept[:7]})"
     _plant_digest(b, {"Gotchas": [line]})
+    # The line rests only on a's notes of commits b does not hold: accepted, it reaches b's
+    # agent file (what comes only from another clone stays out of it until then).
+    assert b.gv("review", "accept", "all").code == 0
     assert b.gv("patch").code == 0 and "Frobnicator" in (b.path / "CLAUDE.md").read_text()
     assert b.gv("search", "frobnicator", "--json").json("search")["results"]
     assert a.gv("forget", gone).code == 0 and a.gv("sync").code == 0
