@@ -36,6 +36,10 @@ CLONE_KEYS: dict[str, tuple[str, bool]] = {
     layout.SYNC_AUTO_KEY: ("off|push|pull|both: overrides [sync] auto on this clone", True),
     layout.ADOPTED_KEY: ("the remote install adopted the vault from (set by install)", False),
     layout.TRUSTED_FOLD_KEY: ("sha256 of vault.toml's fold.command, confirmed here", True),
+    layout.SYNC_REVIEW_KEY: ("true: other clones' items wait for `gitvault review accept`", True),
+    layout.SYNC_MAX_FETCH_KEY: ("bytes one sync fetch may bring (default 64 MiB)", True),
+    layout.SYNC_STALL_KEY: ("seconds a sync fetch may receive nothing (default 60)", True),
+    layout.SYNC_TIMEOUT_KEY: ("seconds one sync fetch or push may take (default 300)", True),
 }
 
 

@@ -220,12 +220,14 @@ def recall_at_file(call: HookCall) -> Answer | None:
     from gitvault.pathrecall import gate
     from gitvault.pathrecall.block import LIMIT, render
     from gitvault.pathrecall.index import PathIndex
+    from gitvault.vault import origin
 
     if not call.settings("recall")["edit_time"]:
         return None
     assert call.loc.workdir is not None
     index = PathIndex(call.loc, call.branch())
     blocks: list[str] = []
+    origins = origin.load(call.loc)
     room = LIMIT
     for rel in call.due:
         if room < 400 or gate.ignored(call.loc.workdir, rel):
@@ -233,7 +235,7 @@ def recall_at_file(call: HookCall) -> Answer | None:
         found = index.facts(rel)
         if found is None:
             continue
-        text = render(found, call.loc.workdir, room)
+        text = render(found, call.loc.workdir, room, origins)
         # Claimed under the shown file's lock: a parallel call about the same file says
         # nothing; a file left out for lack of room is not claimed and gets its block later.
         if shown.claim(call.loc, call.session_id, rel):

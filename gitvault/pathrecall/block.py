@@ -24,11 +24,12 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from gitvault.memory.cites import cites_in
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, outbound
 from gitvault.pathrecall import gate
 from gitvault.pathrecall.index import CommitRow, PathFacts, PathIndex, knows
 from gitvault.resolve import Location
-from gitvault.vault import layout
+from gitvault.vault import layout, origin
 
 LIMIT = layout.EDIT_RECALL_MAX_CHARS
 SHARES = {"facts": 1000, "reverts": 700, "partners": 700, "fixes": 360, "session": 440, "latest": 0}
@@ -155,7 +156,7 @@ def _fix_lines(found: PathFacts) -> list[str]:
     ]
 
 
-def _session_lines(found: PathFacts) -> list[str]:
+def _session_lines(found: PathFacts, mark: str = "") -> list[str]:
     session = found.session
     if session is None:
         return []
@@ -163,7 +164,7 @@ def _session_lines(found: PathFacts) -> list[str]:
     auto = ", automatic record" if session.mode == "auto" else ""
     head = (
         f'Newest session touching it: s:{session.slug} "{_subject(session.title, 80)}" '
-        f"({_day(session.time)}{branch}{auto})"
+        f"({_day(session.time)}{branch}{auto})" + f" {mark}" * bool(mark)
     )
     steps = [f"- {s}" for s in found.next_steps]
     return [head, "Its next steps:", *steps] if steps else [head]
@@ -174,8 +175,39 @@ def _latest_lines(found: PathFacts, shown: str) -> list[str]:
     return ["Latest commits:", *(f"- {_commit(c)}" for c in rows)] if rows else []
 
 
-def render(found: PathFacts, workdir: Path | None = None, limit: int = LIMIT) -> str:
-    """The fenced block for what the index found (never over `limit` characters)."""
+def with_origins(found: PathFacts, origins: origin.Origins) -> tuple[PathFacts, str]:
+    """What came from another clone marked (vault/origin), what waits for review or was
+    rejected left out; the newest session's mark."""
+    if not origins:
+        return found, ""
+    facts = []
+    for fact in found.facts:
+        if fact.source.startswith("s:"):
+            came = origins.of(layout.session_path(fact.source[2:]))
+        else:
+            came = origins.of_line(fact.text, cites_in(fact.text))
+        if came is not None and came.hidden:
+            continue
+        facts.append(fact._replace(text=f"{fact.text} {origin.label(came)}") if came else fact)
+    found = found._replace(facts=tuple(facts))
+    mark = ""
+    if found.session is not None:
+        came = origins.of(layout.session_path(found.session.slug))
+        if came is not None and came.hidden:
+            found = found._replace(session=None, next_steps=())
+        mark = origin.label(came)
+    return found, mark
+
+
+def render(
+    found: PathFacts,
+    workdir: Path | None = None,
+    limit: int = LIMIT,
+    origins: origin.Origins | None = None,
+) -> str:
+    """The fenced block for what the index found (never over `limit` characters), with what
+    came from another clone marked when `origins` is given."""
+    found, session_mark = with_origins(found, origins) if origins else (found, "")
     names = f"; earlier names: {', '.join(found.names[:4])}" if found.names else ""
     header = (
         f"Memory of {found.path} ({found.commits} commit{'s' * (found.commits != 1)}, "
@@ -190,7 +222,7 @@ def render(found: PathFacts, workdir: Path | None = None, limit: int = LIMIT) ->
         "facts": _fit(_facts_lines(found), SHARES["facts"]),
         "reverts": _revert_lines(found, SHARES["reverts"]),
         "fixes": _fit(_fix_lines(found), SHARES["fixes"]),
-        "session": _fit(_session_lines(found), SHARES["session"]),
+        "session": _fit(_session_lines(found, session_mark), SHARES["session"]),
     }
 
     def size(lines: list[str]) -> int:
@@ -256,4 +288,4 @@ def edit_block(
     found = index.facts(rel)
     if found is None:
         return Block(rel, "", "the vault knows nothing about it")
-    return Block(rel, render(found, workdir, limit), "", found)
+    return Block(rel, render(found, workdir, limit, origin.load(loc)), "", found)

@@ -62,12 +62,12 @@ def is_known(loc: Location, remote: str) -> bool:
 
 
 # Bounds of one fetch, per clone (git config; a travelling vault.toml cannot loosen them).
-MAX_FETCH_BYTES = 64 * 1024 * 1024  # gitvault.sync.maxFetchBytes: objects one fetch may bring
+MAX_FETCH_BYTES = 64 * 1024 * 1024  # layout.SYNC_MAX_FETCH_KEY: objects one fetch may bring
 DISK_RESERVE = 64 * 1024 * 1024  # free space a fetch never eats into (git status must work)
-STALL_SECONDS = 60.0  # gitvault.sync.stallSeconds: no byte arrived for this long: stopped
-MAX_BYTES_KEY = "gitvault.sync.maxFetchBytes"
-STALL_KEY = "gitvault.sync.stallSeconds"
-TIMEOUT_KEY = "gitvault.sync.timeoutSeconds"
+STALL_SECONDS = 60.0  # layout.SYNC_STALL_KEY: no byte arrived for this long: stopped
+MAX_BYTES_KEY = layout.SYNC_MAX_FETCH_KEY
+STALL_KEY = layout.SYNC_STALL_KEY
+TIMEOUT_KEY = layout.SYNC_TIMEOUT_KEY
 
 
 @dataclass
@@ -92,13 +92,13 @@ def bound(loc: Location, key: str, default: float) -> float:
     return number if number > 0 else default
 
 
-def network_env() -> dict[str, str]:
+def network_env(loc: Location) -> dict[str, str]:
     """No prompt can hang a background sync: no terminal credential prompt, ssh in batch
-    mode (a host key or password question fails at once instead of waiting)."""
-    import os
-
+    mode (a host key or password question fails at once instead of waiting) unless the user
+    chose their own ssh command (which then runs with no terminal to ask on)."""
     env = {"GIT_TERMINAL_PROMPT": "0"}
-    if "GIT_SSH_COMMAND" not in os.environ and "GIT_SSH" not in os.environ:
+    own = gitcmd.config_get(cwd_of(loc), "core.sshCommand")
+    if not own and "GIT_SSH_COMMAND" not in os.environ and "GIT_SSH" not in os.environ:
         env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=30"
     return env
 
@@ -213,7 +213,7 @@ def _fetch_into(loc: Location, where: Path, remote: str, remote_ref: str) -> str
             where,
             timeout=timeout,
             watch=watch,
-            env=network_env(),
+            env=network_env(loc),
         )
     except processes.Stopped as exc:
         raise SyncError(
@@ -225,6 +225,12 @@ def _fetch_into(loc: Location, where: Path, remote: str, remote_ref: str) -> str
             f"stopped fetching the vault from {remote}: {exc.message}; nothing it sent was kept",
             hint=f"check the remote, or raise git config {TIMEOUT_KEY}",
         ) from exc
+    late = watch()  # a fetch quicker than one look still keeps to the bounds
+    if late is not None:
+        raise SyncError(
+            f"stopped fetching the vault from {remote}: {late}; nothing it sent was kept",
+            hint="check the remote (`git fetch " + remote + "`), or raise the bound in git config",
+        )
     if proc.returncode != 0:
         text = gitcmd.tail(proc.stderr) or gitcmd.tail(proc.stdout)
         if "couldn't find remote ref" in text or "could not find remote ref" in text:
@@ -335,7 +341,7 @@ def push(loc: Location, remote: str, sha: str, remote_ref: str) -> PushResult:
             cwd_of(loc),
             timeout=bound(loc, TIMEOUT_KEY, NETWORK_TIMEOUT),
             watch=lambda: None,
-            env=network_env(),
+            env=network_env(loc),
         )
     except gitcmd.GitError as exc:
         return PushResult(False, False, f"{exc.message} (git config {TIMEOUT_KEY})")

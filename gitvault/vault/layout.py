@@ -43,6 +43,11 @@ SYNC_REMOTE_KEY = "gitvault.syncRemote"  # the remote `gitvault sync` uses by de
 SYNC_AUTO_KEY = "gitvault.syncAuto"  # overrides [sync] auto for this clone (off|push|pull|both)
 ADOPTED_KEY = "gitvault.adoptedFrom"  # set when install adopted a remote's vault
 TRUSTED_FOLD_KEY = "gitvault.trustedFoldCommand"  # sha256 of a fold.command confirmed here
+SYNC_REVIEW_KEY = "gitvault.syncReview"  # true: what comes from other clones waits for review
+# Bounds of one fetch (a travelling vault.toml cannot loosen them):
+SYNC_MAX_FETCH_KEY = "gitvault.syncMaxFetchBytes"  # bytes of objects one fetch may bring
+SYNC_STALL_KEY = "gitvault.syncStallSeconds"  # no byte arrived for this long: stopped
+SYNC_TIMEOUT_KEY = "gitvault.syncTimeoutSeconds"  # one fetch or push, whole
 SYNC_AUTO_MODES = ("off", "push", "pull", "both")
 SHARE_KINDS = ("notes", "sessions", "digest")
 PRIVATE_REF = "refs/gitvault/private"  # --private sessions: a local-only ref sync never pushes

@@ -31,7 +31,7 @@ from gitvault.vault import layout, statedir
 HELD = "held"
 ACCEPTED = "accepted"
 REJECTED = "rejected"
-REVIEW_KEY = "gitvault.syncReview"  # a trust choice of this clone: git config, never vault.toml
+REVIEW_KEY = layout.SYNC_REVIEW_KEY  # a trust choice of this clone: git config, never vault.toml
 _CITE = re.compile(r"\((?:[cs]:[^()]*)\)\s*$")
 _SPACE = re.compile(r"\s+")
 

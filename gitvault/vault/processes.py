@@ -149,6 +149,30 @@ def run_watched(
     fill), and `watch()` asked every `interval` seconds; when it names a reason, or at the
     timeout, the whole group is killed and Stopped (or Timeout) raised: nothing is left
     behind. Raises OSError when it cannot start."""
+    import threading
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)  # unwinds through the finally below: the group dies
+
+    handled = (signal.SIGTERM, signal.SIGHUP)
+    before = {}
+    if threading.current_thread() is threading.main_thread():
+        before = {s: signal.signal(s, stop) for s in handled}
+    try:
+        return _watched(argv, cwd, env, timeout, watch, interval)
+    finally:
+        for sig, old in before.items():
+            signal.signal(sig, old)
+
+
+def _watched(
+    argv: Sequence[str],
+    cwd: Path | str,
+    env: Mapping[str, str] | None,
+    timeout: float,
+    watch: Callable[[], str | None],
+    interval: float,
+) -> Finished:
     import tempfile
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -164,22 +188,23 @@ def run_watched(
         )
         deadline = time.monotonic() + timeout
         reason: str | None = None
+        late = False
         try:
             while proc.poll() is None:
                 reason = watch()
                 if reason is None and time.monotonic() > deadline:
-                    reason = f"{argv[0]} did not finish within {timeout:.0f}s"
+                    late, reason = True, f"{argv[0]} did not finish within {timeout:.0f}s"
                 if reason is not None:
                     break
                 try:
                     proc.wait(interval)
                 except subprocess.TimeoutExpired:
                     pass
-        finally:
+        finally:  # also when this process is told to stop (SIGTERM, SIGHUP, Ctrl-C)
             if proc.poll() is None or reason is not None:
                 _kill_group(proc)
         if reason is not None:
-            raise (Timeout if "did not finish" in reason else Stopped)(reason)
+            raise (Timeout if late else Stopped)(reason)
         out.seek(0)
         err.seek(0)
         return Finished(proc.returncode, out.read(), err.read())

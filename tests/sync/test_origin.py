@@ -141,3 +141,23 @@ def test_a_remote_cannot_forge_its_text_into_local(remote: Path, tmp_path: Path)
     block = recall.build(b.path).text
     lines = [ln for ln in block.splitlines() if "forged" in ln]
     assert lines and all(LABEL in ln for ln in lines), block
+
+
+def test_the_edit_time_block_marks_another_clones_text_and_leaves_out_held_text(
+    remote: Path, tmp_path: Path
+) -> None:
+    a = clone(remote, tmp_path / "a")
+    a.commit("feat: the build script", {"build.sh": "make\n"})
+    a.git("push", "-q", "origin", "HEAD:main")  # the code is shared; the session is a's alone
+    text = SESSION.replace("before every task", "before editing build.sh")
+    sessions.save_session(resolve(a.path), text, title="build setup")
+    sync(a)
+    b = clone(remote, tmp_path / "b")
+    block = b.gv("recall", "--for", "build.sh", "--json").json("recall-for")["text"]
+    marked = [ln for ln in block.splitlines() if "curl" in ln]
+    assert marked and all(LABEL in ln for ln in marked), block
+    held = clone(remote, tmp_path / "held", install=False)
+    held.git("config", "gitvault.syncReview", "true")
+    assert held.gv("install", "--no-claude").code == 0
+    block = held.gv("recall", "--for", "build.sh", "--json").json("recall-for")["text"]
+    assert "curl" not in block and "build setup" not in block
