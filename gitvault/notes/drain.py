@@ -247,6 +247,9 @@ class Drainer:
         read anything new (the caller then looks at the spool again)."""
         made, position = walk.read_new(self.loc, self.vault)
         fresh = [m for m in made if not self._noted(m.sha)]
+        if fresh:  # a commit set aside stays set aside (status names it), never retried here
+            held = set_aside_shas(self.state)
+            fresh = [m for m in fresh if m.sha not in held]
         if fresh:
             self.process([Entry(m.kind, m.sha, m.branch, m.worktree, m.git_dir) for m in fresh])
         advanced = position != statedir.walk_state(self.loc)
@@ -330,6 +333,16 @@ class Drainer:
                 continue
             entries.append(entry)
         return entries
+
+
+def set_aside_shas(state: Path) -> set[str]:
+    """The commits of the spool lines set aside (notes/quarantine)."""
+    out = set()
+    for record in quarantine.entries(state):
+        entry = parse_line(str(record.get("line", "")))
+        if entry is not None:
+            out.add(entry.sha)
+    return out
 
 
 def vault_locked(loc: Location) -> bool:

@@ -103,8 +103,7 @@ def status(loc: Location) -> Status:
             "the next write removes it once it is 5 seconds old, or remove it yourself if no git "
             f"or gitvault process is running: rm {vault.ref_lock()}"
         )
-    held = quarantine.entries(state)
-    set_aside = len(held)
+    set_aside = len(quarantine.entries(state))
     if set_aside:
         warnings.append(
             f"{set_aside} commit(s) set aside because their note could not be written: "
@@ -117,7 +116,7 @@ def status(loc: Location) -> Status:
         )
     unnoted: dict[str, Any] = {}
     if tip is not None and fmt == layout.FORMAT_VERSION:
-        unnoted = _unnoted(loc, vault, held, warnings)
+        unnoted = _unnoted(loc, vault, warnings)
     last_note = last_fold = None
     if tip is not None and fmt is not None:
         undone = repair.find(vault.git, loc.common_dir, tip)
@@ -157,19 +156,12 @@ def status(loc: Location) -> Status:
     )
 
 
-def _unnoted(
-    loc: Location, vault: Vault, held: list[dict[str, Any]], warnings: list[str]
-) -> dict[str, Any]:
+def _unnoted(loc: Location, vault: Vault, warnings: list[str]) -> dict[str, Any]:
     """The completeness check: commits made since gitvault began watching that have no note
     (set-aside ones are reported on their own), with the command that writes them."""
     import time
 
-    skip = set()
-    for record in held:
-        entry = drain.parse_line(str(record["line"]))
-        if entry is not None:
-            skip.add(entry.sha)
-    gap = walk.unnoted(loc, vault, skip)
+    gap = walk.unnoted(loc, vault, drain.set_aside_shas(loc.state_dir))
     if gap.since is None:
         return {}
     since = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(gap.since))
