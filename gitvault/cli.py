@@ -10,14 +10,20 @@ from gitvault.status.line import fast_status_line
 
 
 def _fast_path() -> None:
-    """`gitvault status --line` runs at every prompt and status-line refresh (≤ 50 ms), and an
-    agent's `gitvault search` should answer as fast: when this process is the gitvault command
-    and was asked one of those, answer before typer and rich load (~200 ms). Anything else
-    (or what the fast readers are not sure of), or an import of this module, goes on."""
+    """`gitvault status --line` runs at every prompt and status-line refresh (≤ 50 ms), an
+    agent's `gitvault search` should answer as fast, and `gitvault mcp` must answer its client
+    at once: when this process is the gitvault command and was asked one of those, answer before
+    typer and rich load (~200 ms). Anything else (or what the fast readers are not sure of), or
+    an import of this module, goes on."""
     name = os.path.basename(sys.argv[0]) if sys.argv else ""
     args = sys.argv[1:]
     if name not in ("gitvault", "__main__.py"):
         return
+    if args == ["mcp"] or (len(args) == 3 and args[0] in ("--repo", "-C") and args[2] == "mcp"):
+        # An MCP client waits for `initialize` (some ≈1 s): answered before typer loads.
+        from gitvault import mcpserver
+
+        sys.exit(mcpserver.main(args[1] if len(args) == 3 else None))
     code: int | None = None
     if "status" in args:
         from gitvault.errors import GitvaultError

@@ -107,6 +107,7 @@ def install(
         done = adapters.get(name).install(loc, local=local)
         report.changes += done.changes
         report.notes += done.notes
+        report.changes += adapters.get(name).install_mcp(loc.workdir).changes
     if agent_files:
         patched = agentfiles.refresh_from_vault(loc, files=agent_files, raise_on_refusal=False)
         report.changes += [f"wrote the gitvault section of {name}" for name in patched.written]
@@ -158,6 +159,11 @@ def uninstall(loc: Location, *, purge: bool = False) -> Report:
         from gitvault.agents import adapters
 
         for adapter in adapters.all_adapters().values():
+            # The MCP entry first: it may share the hooks' file (Gemini), which an uninstall
+            # that leaves it empty removes.
+            mcp = adapter.uninstall_mcp(loc.workdir)
+            report.changes += mcp.changes
+            report.notes += mcp.notes
             done = adapter.uninstall(loc)
             report.changes += done.changes
             report.notes += done.notes

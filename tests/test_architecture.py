@@ -43,7 +43,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "pathrecall",  # what the vault knows per project path: the index, the edit-time block
         "fold sync",  # the digest rewrite; the vault exchange
         "agents",  # the hook behaviours and the agent adapters
-        "install status hook drain claude_hooks configure",  # product-wide, and gitvault-hook
+        "install status hook drain claude_hooks configure mcpserver",  # product-wide, MCP
         "demo",  # the whole loop on a scratch repository
         "commands",  # the typer commands, thin over the floors below
         "cli",  # the app: parse, dispatch, map errors to exit codes (and status --line first)

@@ -16,6 +16,7 @@ hook_app = typer.Typer(help="Entry points for git and agent hooks (called by git
 
 def register(app: typer.Typer) -> None:
     app.command()(recall)
+    app.command()(mcp)
     app.add_typer(hook_app, name="hook", hidden=True)
 
 
@@ -56,6 +57,15 @@ def recall(
     # Written raw, not through rich: the block must be byte for byte what the hook injects
     # (rich would turn ":rocket:" into an emoji and could wrap or restyle text).
     sys.stdout.write(result.text + "\n")
+
+
+def mcp(ctx: typer.Context) -> None:
+    """Serve the memory to an agent over MCP (stdio): search, show, file_memory, recall,
+    save_session, verify_line. `gitvault install` registers it in each agent's MCP
+    configuration."""
+    from gitvault import mcpserver
+
+    raise typer.Exit(mcpserver.serve(location(ctx, drain_spool=False)))
 
 
 def _recall_for(loc: Location, name: str, json_out: bool) -> None:

@@ -234,6 +234,7 @@ def _agents(loc: Location, warnings: list[str]) -> list[dict[str, Any]]:
                 "label": adapter.label,
                 "served": served,
                 "hooks": events,
+                "mcp": adapter.has_mcp(loc.workdir),
                 "trusted": trust.trusted if trust else None,
                 "trust": trust.detail if trust else "",
             }

@@ -216,10 +216,10 @@ def test_codex_recall_save_and_session_end_record(
     # The user's trust step, done the way /hooks does it: afterwards the hooks run without any
     # bypass flag, and `gitvault status` says so.
     listed = agent_clis.trust_codex_hooks(codex, home=home, cwd=repo.path)
-    assert len([h for h in listed if "gitvault-hook" in json.dumps(h)]) == 4, listed
+    assert len([h for h in listed if "gitvault-hook" in json.dumps(h)]) == 6, listed
     status = cli_sub(repo, "status", "--json", env={"HOME": str(home)})
     (entry,) = [a for a in json.loads(status.out)["data"]["agents"] if a["name"] == "codex"]
-    assert entry["trusted"] is True and len(entry["hooks"]) == 4, entry
+    assert entry["trusted"] is True and len(entry["hooks"]) == 6, entry
 
     def run(prompt: str) -> str:
         return _timed(

@@ -104,7 +104,7 @@ def project(repo_factory: Callable[..., Repo]) -> Repo:
         "patterns: team rules",
     )
     assert repo.gv("fold", "--merger", "builtin").code == 0
-    repo.git("add", ".claude", "CLAUDE.md")
+    repo.git("add", ".claude", ".mcp.json", "CLAUDE.md")
     repo.commit("chore: commit the gitvault install", files={})
     return repo
 

@@ -45,9 +45,11 @@ TIME_BOUNDS = {
     "turn-end": 20.0,
     "pre-compact": 45.0,
     "session-end": 25.0,
-    # Tool hooks run on every read and edit: an answer that takes longer is not worth waiting.
-    "file-read": 2.0,
-    "file-edit": 2.0,
+    # Tool hooks answer in tens of milliseconds; the bound only guards a starved machine (the
+    # agents' own handler timeout is 10 s). A block cut off is not claimed: the next read of
+    # the file gets it.
+    "file-read": 5.0,
+    "file-edit": 5.0,
 }
 CANONICAL_SCHEMA = "agent-hook-input.json"
 
@@ -91,6 +93,12 @@ class Adapter:
     binary: ClassVar[str]  # detected on PATH
     settings_file: ClassVar[str]  # relative to the worktree
     local_settings_file: ClassVar[str | None] = None  # install --local writes the hooks there
+    # The agent's project-level MCP configuration (gitvault.agents.adapters.mcpconfig), where
+    # `gitvault install` registers `gitvault mcp`; its format (json or toml), and what the
+    # entry carries besides the command.
+    mcp_file: ClassVar[str | None] = None
+    mcp_format: ClassVar[str] = "json"
+    mcp_extra: ClassVar[Mapping[str, Any]] = {}
     instruction_file: ClassVar[str]  # gets gitvault's managed section
     # Every file the agent reads as project instructions (a bare name: in any folder of the
     # worktree; with a folder: that path only). vault.toml's patch.files may name only these.
@@ -314,6 +322,52 @@ class Adapter:
 
     def empty(self, settings: dict[str, Any]) -> bool:
         return not settings
+
+    def install_mcp(self, workdir: Path) -> AdapterReport:
+        """Register `gitvault mcp` in the agent's MCP configuration (merged beside the
+        user's servers; a second install changes nothing)."""
+        from gitvault.agents.adapters import mcpconfig
+
+        report = AdapterReport()
+        if self.mcp_file is None:
+            return report
+        if self.mcp_format == "toml":
+            changed = mcpconfig.install_toml(workdir, self.mcp_file, self.opt_out)
+        else:
+            changed = mcpconfig.install_json(
+                workdir, self.mcp_file, self.opt_out, dict(self.mcp_extra)
+            )
+        if changed:
+            report.changes.append(f"registered the gitvault MCP server in {self.mcp_file}")
+        return report
+
+    def uninstall_mcp(self, workdir: Path) -> AdapterReport:
+        from gitvault.agents.adapters import mcpconfig
+        from gitvault.errors import Refused
+
+        report = AdapterReport()
+        if self.mcp_file is None:
+            return report
+        try:
+            if self.mcp_format == "toml":
+                changed = mcpconfig.uninstall_toml(workdir, self.mcp_file, self.opt_out)
+            else:
+                changed = mcpconfig.uninstall_json(workdir, self.mcp_file, self.opt_out)
+        except Refused as exc:
+            report.notes.append(exc.message)
+            return report
+        if changed:
+            report.changes.append(f"removed the gitvault MCP server from {self.mcp_file}")
+        return report
+
+    def has_mcp(self, workdir: Path) -> bool:
+        from gitvault.agents.adapters import mcpconfig
+
+        if self.mcp_file is None:
+            return False
+        if self.mcp_format == "toml":
+            return mcpconfig.has_toml(workdir, self.mcp_file)
+        return mcpconfig.has_json(workdir, self.mcp_file)
 
     def installed(self, workdir: Path) -> list[str]:
         """The canonical events this worktree's settings hand to gitvault ([]: none)."""

@@ -74,6 +74,8 @@ class Codex(Adapter):
     label: ClassVar[str] = "Codex CLI"
     binary: ClassVar[str] = "codex"
     settings_file: ClassVar[str] = ".codex/hooks.json"
+    mcp_file: ClassVar[str | None] = ".codex/config.toml"
+    mcp_format: ClassVar[str] = "toml"
     instruction_file: ClassVar[str] = "AGENTS.md"
     reads_instructions: ClassVar[tuple[str, ...]] = ("AGENTS.md", "AGENTS.override.md")
     session_env: ClassVar[tuple[str, ...]] = ("CODEX_SESSION_ID", "CODEX_THREAD_ID")

@@ -36,6 +36,7 @@ class Copilot(Adapter):
     label: ClassVar[str] = "Copilot CLI"
     binary: ClassVar[str] = "copilot"
     settings_file: ClassVar[str] = ".github/hooks/gitvault.json"
+    mcp_file: ClassVar[str | None] = ".mcp.json"  # read beside .github/mcp.json
     instruction_file: ClassVar[str] = "AGENTS.md"
     reads_instructions: ClassVar[tuple[str, ...]] = ("AGENTS.md", ".github/copilot-instructions.md")
     session_env: ClassVar[tuple[str, ...]] = ("COPILOT_AGENT_SESSION_ID",)

@@ -48,6 +48,9 @@ class Gemini(Adapter):
     label: ClassVar[str] = "Gemini CLI"
     binary: ClassVar[str] = "gemini"
     settings_file: ClassVar[str] = ".gemini/settings.json"
+    mcp_file: ClassVar[str | None] = ".gemini/settings.json"
+    # Without trust (or --yolo) a headless Gemini does not offer the server's tools at all.
+    mcp_extra: ClassVar[Mapping[str, Any]] = {"trust": True}
     instruction_file: ClassVar[str] = "AGENTS.md"
     reads_instructions: ClassVar[tuple[str, ...]] = ("GEMINI.md", "AGENTS.md")
     project_var: ClassVar[str] = "GEMINI_PROJECT_DIR"

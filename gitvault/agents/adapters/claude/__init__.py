@@ -34,6 +34,7 @@ class Claude(Adapter):
     label: ClassVar[str] = "Claude Code"
     binary: ClassVar[str] = "claude"
     settings_file: ClassVar[str] = ".claude/settings.json"
+    mcp_file: ClassVar[str | None] = ".mcp.json"
     local_settings_file: ClassVar[str | None] = SETTINGS_LOCAL
     instruction_file: ClassVar[str] = "CLAUDE.md"
     reads_instructions: ClassVar[tuple[str, ...]] = (
