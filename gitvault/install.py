@@ -99,7 +99,11 @@ def install(
         walk.begin(loc)  # commits from now on are noted even when they run no hook
     if tip is None:
         _adopt_or_create(loc, vault, report)
-    report.changes += launcher.install(loc, adapters.turn_ends())
+    from gitvault.pathrecall import known
+
+    report.changes += launcher.install(
+        loc, adapters.turn_ends(), adapters.tool_events(), known.HEADER
+    )
     report.changes += shims.install(hdir, force=force)
     if hdir.scope != "default":
         report.notes.append(f"hooks installed in core.hooksPath ({hdir.scope}): {hdir.path}")

@@ -52,7 +52,15 @@ def bench_quiet_turn(ctx: Context) -> list[Row]:
     for agent in NAMES:
         sid, stdin, agent_env = sessions[agent]
         command = ["sh", "-c", commands[(agent, "turn-end")][0]]
-        _run(command, repo, stdin, agent_env)  # the check in Python: leaves the stamp
+        # The check in Python leaves the stamp; one that saw a watched file move meanwhile (a
+        # background git or gitvault process here) leaves none, and a later one does.
+        checks = 0
+        while checks < 5:
+            checks += 1
+            _run(command, repo, stdin, agent_env)
+            if (quiet_dir / sid).is_file():
+                break
+            time.sleep(quiet.SETTLE_NS / 1e9 + 0.2)
         beat = quiet_dir / (sid + statedir.QUIET_BEAT_SUFFIX)
         ctx.say(f"quiet_turn: {agent}, {runs_n} runs each of the hook, python, sh")
         hook_s: list[float] = []
@@ -84,10 +92,69 @@ def bench_quiet_turn(ctx: Context) -> list[Row]:
                 f"input shape on stdin), `{Path(sys.executable).name} -c pass` and `sh -c :`, "
                 f"interleaved, {runs_n} runs each, median wall times; every hook run printed "
                 "nothing and was answered by the launcher (its beat file grew by one byte).",
-                details={"hook_s": hook_s, "python_s": python_s, "sh_s": floor_s},
+                details={
+                    "hook_s": hook_s,
+                    "python_s": python_s,
+                    "sh_s": floor_s,
+                    "checks_in_python": checks,
+                },
             )
         )
+    rows.append(_edit_time_row(ctx, repo, env, runs_n))
     return rows
+
+
+def _edit_time_row(ctx: Context, repo: Path, env: dict[str, str], runs_n: int) -> Row:
+    """Claude Code's Read of a file the vault knows nothing of, as its PostToolUse runs it."""
+    import json
+
+    from gitvault.agents.adapters import get
+    from gitvault.pathrecall.index import update_quietly
+    from gitvault.resolve import resolve
+
+    update_quietly(resolve(repo))  # the path list, as drain, save, fold and sync keep it
+    adapter = get("claude")
+    hook = next(h for h in adapter.hooks if h.event == "file-read")
+    command = ["sh", "-c", adapter.command(hook)]
+    (repo / "unknown.txt").write_text("no history\n")
+    stdin = json.dumps(
+        {
+            "session_id": str(uuid.uuid4()),
+            "transcript_path": str(repo / "none.jsonl"),
+            "cwd": str(repo),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": str(repo / "unknown.txt")},
+            "tool_response": {"type": "text", "file": {"filePath": str(repo / "unknown.txt")}},
+        }
+    ).encode()
+    claude_env = {**env, adapter.project_var: str(repo)}
+    ctx.say(f"quiet_turn: claude edit-time, {runs_n} runs each of the hook and python")
+    hook_s: list[float] = []
+    python_s: list[float] = []
+    silent = 0
+    python = [sys.executable, "-c", "pass"]
+    for i in range(runs_n):
+        pair = [(hook_s, command, stdin), (python_s, python, b"")]
+        for sink, argv, data in pair if i % 2 == 0 else reversed(pair):
+            took, proc = _run(argv, repo, data, claude_env)
+            sink.append(took)
+            silent += argv is command and proc.stdout == b""
+    ratio = median(hook_s) / median(python_s)
+    return Row(
+        "claude_edit_time_unknown_vs_python",
+        "claude edit-time call, nothing known: whole command vs `python -c pass`",
+        ratio,
+        "×",
+        target="quiet",
+        shown=f"{ratio:.2f}× ({median(hook_s) * 1000:.1f} ms vs {median(python_s) * 1000:.1f} ms)",
+        valid=silent == runs_n,
+        note="" if silent == runs_n else "a run printed something",
+        how="Claude Code's PostToolUse command for a Read of a file without history (`sh -c`, "
+        f"the launcher's edit-time fast path), interleaved with `python -c pass`, {runs_n} "
+        "runs each, median wall times; every hook run printed nothing.",
+        details={"hook_s": hook_s, "python_s": python_s},
+    )
 
 
 def _size(path: Path) -> int:
@@ -100,7 +167,7 @@ def _size(path: Path) -> int:
 MEASURES = (
     Measure(
         section="quiet_turn",
-        title="A turn end with nothing due: no Python, every agent",
+        title="A turn end with nothing due, an edit-time call with nothing known: no Python",
         run=bench_quiet_turn,
         targets={"quiet": Target("<=", 1.0, "×")},
         about="A small repository with gitvault installed for every agent; each agent's "

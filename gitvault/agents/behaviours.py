@@ -144,13 +144,11 @@ def respond(call: HookCall) -> Answer | None:
 
 
 def recall_at_start(call: HookCall) -> Answer | None:
-    from gitvault.agents import quiet
     from gitvault.memory import recall
     from gitvault.memory.attribution import reflog_size
     from gitvault.vault import gitcmd
 
     loc, state = call.loc, call.state
-    quiet.clear(loc, call.session_id)  # a new run: the next turn end checks in Python
     source = str(call.payload.get("source") or "startup")
     state.open_run(time.time(), reflog_size(loc.git_dir))
     state.git_dir = str(loc.git_dir)
@@ -263,10 +261,20 @@ def observe_for_quiet(call: HookCall) -> bool:
     return True
 
 
+def forget_quiet(call: HookCall) -> bool:
+    """A session start (a new run, a resumed conversation): its next turn end checks in Python.
+    First of all, so that a start cut short by its time bound still does it."""
+    from gitvault.agents import quiet
+
+    quiet.clear(call.loc, call.session_id)
+    return True
+
+
 # Cheap gates run before anything else (the agents' config included): tool hooks fire on
 # every read and edit.
 PRECHECKS: dict[str, Callable[[HookCall], bool]] = {
     "file-read": file_recall_due,
     "file-edit": file_recall_due,
     "turn-end": observe_for_quiet,
+    "session-start": forget_quiet,
 }

@@ -4,10 +4,12 @@ call the launcher or `gitvault-hook` on PATH, never an interpreter or a module p
 hold nothing machine-specific and survive upgrades and refactors; `gitvault install` points
 the launcher at the gitvault that ran it.
 
-It also answers an agent's turn end without Python when nothing can be due (the quiet fast
-path). A turn end that found nothing due leaves a quiet stamp per session (<state>/quiet/<id>,
-written by gitvault.agents.quiet through quiet_stamp below: this module is the one home of its
-format, reader and writer):
+It also answers, without Python, an edit-time call about a file the vault knows nothing of or
+whose block the session already got (gv_unknown: the path list's and the session's shown list,
+grep -Fx; gitvault.agents.behaviours.file_recall_due is the same check in Python), and an
+agent's turn end when nothing can be due (the quiet fast path). A turn end that found nothing
+due leaves a quiet stamp per session (<state>/quiet/<id>, written by gitvault.agents.quiet
+through quiet_stamp below: this module is the one home of its format, reader and writer):
 
     gitvault-quiet 1 <agent>      the format, and which agent's turn end it answers
     <the input's cwd member>      verbatim, e.g. `"cwd": "/repo"` (empty: the input had none)
@@ -73,32 +75,55 @@ class TurnEnd:
         self.agent, self.word, self.key = agent, word, key
 
 
-def _quiet_path(turn_ends: Sequence[TurnEnd]) -> str:
-    """The sh of the quiet fast path ("" when no agent has a turn end to answer)."""
-    safe = [t for t in turn_ends if _plain(t.agent) and _plain(t.word) and _plain(t.key)]
-    if not safe:
-        return ""
-    arms = "\n".join(f"'2:{t.agent}:{t.word}') gv_key={t.key} ;;" for t in safe)
-    quiet = f"{statedir.QUIET}"
-    beat = statedir.QUIET_BEAT_SUFFIX
-    return f"""
-# The quiet fast path: a turn end whose stamp still holds ends here, without Python.
-gv_quiet() {{
-case $0 in */*) ;; *) return 1 ;; esac
-case $gv_input in *"\\"$gv_key\\""*"\\"$gv_key\\""*) return 1 ;; esac
-gv_rest=${{gv_input#*"\\"$gv_key\\""}}
+class ToolEvent:
+    """One agent's edit-time hook (a file read or edit): `gitvault-hook AGENT WORD`, the session
+    id in member KEY, the file in member PATH_KEY (absolute), the project folder in variable
+    PROJECT_VAR; a member named in OTHERS means the call may name more files (Python then)."""
+
+    def __init__(
+        self,
+        agent: str,
+        word: str,
+        key: str,
+        path_key: str,
+        project_var: str,
+        others: tuple[str, ...] = (),
+    ) -> None:
+        self.agent, self.word, self.key = agent, word, key
+        self.path_key, self.project_var, self.others = path_key, project_var, others
+
+
+# gv_member NAME: the value of the input's one member NAME (a JSON string without an escape in
+# it, whitespace around the colon as JSON allows on one line) into gv_value; false otherwise.
+_MEMBER_SH = r"""
+gv_member() {
+case $gv_input in *"\"$1\""*"\"$1\""*) return 1 ;; esac
+gv_rest=${gv_input#*"\"$1\""}
 [ "$gv_rest" != "$gv_input" ] || return 1
-gv_rest=${{gv_rest#"${{gv_rest%%[! \t]*}}"}}
-case $gv_rest in :*) gv_rest=${{gv_rest#:}} ;; *) return 1 ;; esac
-gv_rest=${{gv_rest#"${{gv_rest%%[! \t]*}}"}}
-case $gv_rest in \\"*) gv_rest=${{gv_rest#\\"}} ;; *) return 1 ;; esac
-gv_sid=${{gv_rest%%\\"*}}
+gv_rest=${gv_rest#"${gv_rest%%[! 	]*}"}
+case $gv_rest in :*) gv_rest=${gv_rest#:} ;; *) return 1 ;; esac
+gv_rest=${gv_rest#"${gv_rest%%[! 	]*}"}
+case $gv_rest in \"*) gv_rest=${gv_rest#\"} ;; *) return 1 ;; esac
+gv_value=${gv_rest%%\"*}
+case $gv_value in *\\*) return 1 ;; esac
+}
+gv_session() {
+gv_member "$gv_key" || return 1
+gv_sid=$gv_value
 case $gv_sid in ''|[!A-Za-z0-9]*|*[!A-Za-z0-9._-]*) return 1 ;; esac
-[ ${{#gv_sid}} -le 128 ] || return 1
-gv_stamp=${{0%/*}}/../{quiet}/$gv_sid
+[ ${#gv_sid} -le 100 ]
+}
+"""
+
+# gv_quiet AGENT: the session's quiet stamp holds (see the module's docstring).
+_QUIET_SH = r"""
+gv_quiet() {
+case $0 in */*) ;; *) return 1 ;; esac
+gv_session || return 1
+gv_stamp=${0%/*}/../@QUIET@/$gv_sid
 [ -f "$gv_stamp" ] || return 1
-{{
-IFS= read -r gv_line && [ "$gv_line" = "{QUIET_FORMAT} $1" ] || return 1
+{
+IFS= read -r gv_line && [ "$gv_line" = "@QUIET_FORMAT@ $1" ] || return 1
 IFS= read -r gv_line || return 1
 if [ -n "$gv_line" ]; then
 case $gv_input in *'"cwd"'*'"cwd"'*) return 1 ;; *"$gv_line"*) ;; *) return 1 ;; esac
@@ -112,35 +137,130 @@ else
 [ -f "$gv_ref" ] && IFS= read -r gv_line < "$gv_ref" && [ "$gv_line" = "$gv_tip" ] || return 1
 fi
 while IFS= read -r gv_line; do
-[ "$gv_line" = {QUIET_END} ] && break
+[ "$gv_line" = @QUIET_END@ ] && break
 [ -n "$gv_line" ] && ! [ "$gv_line" -nt "$gv_stamp" ] || return 1
 done
-[ "$gv_line" = {QUIET_END} ] || return 1
-}} < "$gv_stamp"
-gv_beat=$gv_stamp{beat}
-[ ! -h "$gv_beat" ] && {{ [ -f "$gv_beat" ] || [ ! -e "$gv_beat" ]; }} || return 1
+[ "$gv_line" = @QUIET_END@ ] || return 1
+} < "$gv_stamp"
+gv_beat=$gv_stamp@BEAT@
+[ ! -h "$gv_beat" ] && { [ -f "$gv_beat" ] || [ ! -e "$gv_beat" ]; } || return 1
 printf x 2>/dev/null >> "$gv_beat"
-}}
-gv_key=
+}
+"""
+
+# gv_unknown: an edit-time call about one file the vault knows nothing of, or whose block this
+# session already got: nothing to say (gitvault.agents.behaviours.file_recall_due's answer).
+# Run in a subshell (it changes directory). The file is the input's absolute path, its folder
+# resolved as realpath would (cd -P), inside the project folder, which must be a worktree's top.
+_UNKNOWN_SH = r"""
+gv_unknown() {
+case $0 in */*) ;; *) return 1 ;; esac
+gv_state=${0%/*}/..
+for gv_other in $gv_others; do
+case $gv_input in *"\"$gv_other\""*) return 1 ;; esac
+done
+gv_session && gv_member "$gv_path_key" || return 1
+gv_file=$gv_value
+case $gv_file in /*) ;; *) return 1 ;; esac
+case $gv_file in */|*//*|*/./*|*/../*|*/.|*/..) return 1 ;; esac
+[ -n "$gv_project" ] && [ -e "$gv_project/.git" ] && [ ! -h "$gv_file" ] || return 1
+cd -P -- "$gv_project" 2>/dev/null || return 1
+gv_root=$PWD
+cd -P -- "${gv_file%/*}/" 2>/dev/null || return 1
+case $PWD/ in "$gv_root"/*) ;; *) return 1 ;; esac
+gv_rel=${PWD#"$gv_root"}/${gv_file##*/}
+gv_rel=${gv_rel#/}
+case /$gv_rel/ in */.git/*|//) return 1 ;; esac
+case $gv_rel in '#'*) return 1 ;; esac
+gv_shown=$gv_state/@SHOWN@/$gv_sid
+if [ -f "$gv_shown" ] && grep -Fxq -e "$gv_rel" "$gv_shown" 2>/dev/null; then
+return 0
+fi
+gv_known=$gv_state/@KNOWN@
+[ -f "$gv_known" ] || return 1
+IFS= read -r gv_line < "$gv_known" || return 1
+case $gv_line in @KNOWN_HEADER@*) ;; *) return 1 ;; esac
+grep -Fxq -e "$gv_rel" "$gv_known" 2>/dev/null
+[ $? -eq 1 ]
+}
+"""
+
+_DISPATCH_SH = r"""gv_key=
 case $#:$1:$2 in
-{arms}
+@ARMS@
 esac
 if [ -n "$gv_key" ]; then
-[ -z "${{GITVAULT_CHILD:-}}" ] || exit 0
-gv_input=$(head -c {INPUT_CAP} 2>/dev/null)
+[ -z "${GITVAULT_CHILD:-}" ] || exit 0
+gv_input=$(head -c @INPUT_CAP@ 2>/dev/null)
 case $? in 126|127) gv_run "$@" ;; esac
+if [ "$gv_kind" = quiet ]; then
 gv_quiet "$1" && exit 0
+else
+(gv_unknown) && exit 0
+fi
 printf '%s' "$gv_input" | gv_run "$@"
 exit $?
 fi
 """
 
 
+def _fill(text: str, values: dict[str, str]) -> str:
+    for name, value in values.items():
+        text = text.replace(f"@{name}@", value)
+    return text
+
+
+def _quiet_path(
+    turn_ends: Sequence[TurnEnd], tool_events: Sequence[ToolEvent] = (), known_header: str = ""
+) -> str:
+    """The sh of the fast paths ("" when no hook is answered there)."""
+    ends = [t for t in turn_ends if all(_plain(w) for w in (t.agent, t.word, t.key))]
+    tools = [
+        t
+        for t in tool_events
+        if all(_plain(w) for w in (t.agent, t.word, t.key, t.path_key, t.project_var, *t.others))
+    ]
+    if not known_header or "\n" in known_header:
+        tools = []
+    if not ends and not tools:
+        return ""
+    arms = [f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=quiet ;;" for t in ends]
+    arms += [
+        f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=unknown gv_path_key={t.path_key} "
+        f"gv_project=${{{t.project_var}:-}} gv_others='{' '.join(t.others)}' ;;"
+        for t in tools
+    ]
+    parts = [_MEMBER_SH, _QUIET_SH if ends else "", _UNKNOWN_SH if tools else "", _DISPATCH_SH]
+    return (
+        "\n# The fast paths: a turn end whose quiet stamp holds, an edit-time call with nothing\n"
+        "# to say, end here, without Python."
+        + _fill(
+            "".join(parts),
+            {
+                "QUIET": statedir.QUIET,
+                "QUIET_FORMAT": QUIET_FORMAT,
+                "QUIET_END": QUIET_END,
+                "BEAT": statedir.QUIET_BEAT_SUFFIX,
+                "SHOWN": statedir.SHOWN_PATHS,
+                "KNOWN": statedir.KNOWN_PATHS,
+                "KNOWN_HEADER": shlex.quote(known_header),
+                "ARMS": "\n".join(arms),
+                "INPUT_CAP": str(INPUT_CAP),
+            },
+        )
+    )
+
+
 def _plain(word: str) -> bool:
     return bool(word) and all(c.isascii() and (c.isalnum() or c in "-_") for c in word)
 
 
-def script(entry: str, turn_ends: Sequence[TurnEnd] = ()) -> str:
+def script(
+    entry: str,
+    turn_ends: Sequence[TurnEnd] = (),
+    tool_events: Sequence[ToolEvent] = (),
+    known_header: str = "",
+) -> str:
     """The launcher: this gitvault's entry, else gitvault-hook on PATH, else a logged line and
     exit 0 (the gitvault it pointed at was uninstalled: a hook must never fail); before that,
     the quiet fast path for the agents' turn ends."""
@@ -160,7 +280,7 @@ def script(entry: str, turn_ends: Sequence[TurnEnd] = ()) -> str:
         f'with is gone; run gitvault install again" >> "${{0%/*}}/{_LOG_FROM_LAUNCHER}"\n'
         "exit 0\n"
         "}\n"
-        f"{_quiet_path(turn_ends)}"
+        f"{_quiet_path(turn_ends, tool_events, known_header)}"
         'gv_run "$@"\n'
     )
 
@@ -176,10 +296,16 @@ def quiet_stamp(
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
 
 
-def install(loc: Location, turn_ends: Sequence[TurnEnd] = ()) -> list[str]:
-    """Write (or repoint) the launcher; what changed."""
+def install(
+    loc: Location,
+    turn_ends: Sequence[TurnEnd] = (),
+    tool_events: Sequence[ToolEvent] = (),
+    known_header: str = "",
+) -> list[str]:
+    """Write (or repoint) the launcher with the fast paths of these hooks (`known_header`: how
+    the path list's header begins, gitvault.pathrecall.known); what changed."""
     where = path(loc)
-    wanted = script(target(), turn_ends).encode()
+    wanted = script(target(), turn_ends, tool_events, known_header).encode()
     try:
         if where.read_bytes() == wanted:
             return []

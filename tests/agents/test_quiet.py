@@ -405,3 +405,118 @@ def test_no_stamp_while_two_sessions_share_the_worktree_and_a_commit_is_undecide
     assert python and out == ""
     assert not hooks.stamp.exists()
     assert hooks.turn_end("claude")[1]
+
+
+# -- edit-time calls with nothing to say: no Python ------------------------------------------------
+
+
+def _tool_input(hooks: Hooks, path: str, tool: str = "Read", **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": SID,
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": str(hooks.repo.path),
+        "hook_event_name": "PostToolUse" if tool == "Read" else "PreToolUse",
+        "tool_name": tool,
+        "tool_input": {"file_path": path, **extra},
+        "tool_response": {"type": "text", "file": {"filePath": path, "content": "x"}},
+    }
+
+
+@pytest.fixture
+def known(hooks: Hooks) -> Hooks:
+    """hello.txt has a history the vault knows; other.txt none."""
+    hooks.repo.commit("Greet the world", {"hello.txt": "hello world\n"})
+    hooks.repo.commit("Greet twice", {"hello.txt": "hello world\nsecond line\n"})
+    hooks.repo.write("other.txt", "no history\n")
+    listing = (hooks.repo.state_dir / statedir.KNOWN_PATHS).read_text()
+    assert "\nhello.txt\n" in listing and "other.txt" not in listing
+    return hooks
+
+
+def _read(hooks: Hooks, path: str, event: str = "file-read", **extra: Any) -> tuple[str, bool]:
+    tool = "Read" if event == "file-read" else "Edit"
+    return hooks.run("claude", event, _tool_input(hooks, path, tool, **extra))
+
+
+@pytest.mark.parametrize("event", ["file-read", "file-edit"])
+def test_a_file_the_vault_knows_nothing_of_starts_no_python(known: Hooks, event: str) -> None:
+    assert _read(known, str(known.repo.path / "other.txt"), event) == ("", False)
+    assert _read(known, str(known.repo.path / "brand" / "new.txt"), event)[1], (
+        "a folder that does not exist cannot be resolved by the sh"
+    )
+
+
+def test_a_known_file_gets_its_block_once_then_no_python(known: Hooks) -> None:
+    out, python = _read(known, str(known.repo.path / "hello.txt"))
+    assert python and "Greet" in out
+    assert _read(known, str(known.repo.path / "hello.txt")) == ("", False), "already shown"
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["relative", "dot-dot", "double slash", "escaped", "linked file", "linked folder", "notebook"],
+)
+def test_a_path_the_sh_cannot_resolve_for_sure_goes_to_python(
+    known: Hooks, how: str, tmp_path: Path
+) -> None:
+    root = known.repo.path
+    extra: dict[str, Any] = {}
+    if how == "relative":
+        path = "hello.txt"
+    elif how == "dot-dot":
+        path = f"{root}/sub/../hello.txt"
+    elif how == "double slash":
+        path = f"{root}//hello.txt"
+    elif how == "escaped":
+        path = f"{root}/hel\\u006co.txt"
+    elif how == "linked file":
+        (root / "alias.txt").symlink_to(root / "hello.txt")
+        path = f"{root}/alias.txt"
+    elif how == "linked folder":
+        (root / "alias").symlink_to(root)
+        path = f"{root}/alias/hello.txt"
+    else:
+        path = f"{root}/other.txt"
+        extra["notebook_path"] = f"{root}/hello.txt"
+    payload = json.dumps(_tool_input(known, path, **extra))
+    if how == "escaped":
+        payload = payload.replace("\\\\u006c", "\\u006c")
+    out, python = known.run("claude", "file-read", payload)
+    assert python
+    if how in ("dot-dot", "escaped", "linked file", "linked folder", "notebook"):
+        assert "Greet" in out, "the file it names is the known one"
+
+
+def test_a_second_file_path_member_goes_to_python(known: Hooks) -> None:
+    raw = json.dumps(_tool_input(known, str(known.repo.path / "other.txt")))
+    raw = raw[:-1] + f', "extra": {{"file_path": "{known.repo.path}/hello.txt"}}}}'
+    assert known.run("claude", "file-read", raw)[1]
+
+
+@pytest.mark.parametrize("how", ["missing", "other format", "fifo"])
+def test_a_path_list_the_sh_cannot_trust_goes_to_python(known: Hooks, how: str) -> None:
+    listing = known.repo.state_dir / statedir.KNOWN_PATHS
+    if how == "missing":
+        listing.unlink()
+    elif how == "other format":
+        listing.write_text("# gitvault recall-paths 2 x\n")
+    else:
+        listing.unlink()
+        os.mkfifo(listing)
+    assert _read(known, str(known.repo.path / "other.txt"))[1]
+
+
+def test_a_shown_list_that_is_a_fifo_neither_blocks_nor_counts(known: Hooks) -> None:
+    shown = known.repo.state_dir / statedir.SHOWN_PATHS
+    shown.mkdir(exist_ok=True)
+    os.mkfifo(shown / SID)
+    assert _read(known, str(known.repo.path / "other.txt")) == ("", False)
+    assert _read(known, str(known.repo.path / "hello.txt"))[1]
+
+
+def test_a_file_name_that_is_a_command_is_only_compared(known: Hooks) -> None:
+    name = "$(touch PWNED)`touch PWNED`;-e"
+    (known.repo.path / name).write_text("x\n")
+    assert _read(known, f"{known.repo.path}/{name}") == ("", False)
+    assert not list(known.repo.path.rglob("PWNED"))
+    assert not list(known.repo.state_dir.rglob("PWNED"))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gitvault.agents.adapters.base import Adapter
-    from gitvault.vault.launcher import TurnEnd
+    from gitvault.vault.launcher import ToolEvent, TurnEnd
 
 # Registry order: how lists are rendered and parsed, which agent's session a shell belongs to
 # when several variables are set.
@@ -55,6 +55,26 @@ def turn_ends() -> list[TurnEnd]:
         for adapter in all_adapters().values()
         for hook in adapter.hooks
         if hook.event == "turn-end"
+    ]
+
+
+def tool_events() -> list[ToolEvent]:
+    """The edit-time hooks the launcher's sh answers when there is nothing to say."""
+    from gitvault.vault.launcher import ToolEvent
+
+    return [
+        ToolEvent(
+            adapter.name,
+            hook.word or hook.event,
+            adapter.session_field,
+            adapter.fast_path_field,
+            adapter.project_var,
+            adapter.fast_path_others,
+        )
+        for adapter in all_adapters().values()
+        if adapter.fast_path_field
+        for hook in adapter.hooks
+        if hook.event in ("file-read", "file-edit")
     ]
 
 

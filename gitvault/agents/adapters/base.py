@@ -105,6 +105,12 @@ class Adapter:
     reads_instructions: ClassVar[tuple[str, ...]] = ()
     session_env: ClassVar[tuple[str, ...]] = ()  # the agent's shell: the session id
     session_field: ClassVar[str] = "session_id"  # the hook input's member with the session id
+    # The member naming the file of an edit-time call, when it always holds an absolute path and
+    # the project folder resolves the session's repository: the launcher's sh then answers
+    # "nothing known / already shown" itself. A member of fast_path_others in the input means
+    # the call may name more files (Python answers).
+    fast_path_field: ClassVar[str | None] = None
+    fast_path_others: ClassVar[tuple[str, ...]] = ()
     project_var: ClassVar[str] = "PWD"  # hook env: the project folder, when the agent sets one
     context_limit: ClassVar[int] = layout.RECALL_MAX_CHARS
     hooks: ClassVar[tuple[Hook, ...]] = ()

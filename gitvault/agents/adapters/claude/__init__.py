@@ -44,6 +44,8 @@ class Claude(Adapter):
     )
     session_env: ClassVar[tuple[str, ...]] = ("CLAUDE_CODE_SESSION_ID",)
     project_var: ClassVar[str] = "CLAUDE_PROJECT_DIR"
+    fast_path_field: ClassVar[str | None] = "file_path"
+    fast_path_others: ClassVar[tuple[str, ...]] = ("notebook_path",)
     hooks: ClassVar[tuple[Hook, ...]] = (
         Hook("SessionStart", "session-start", 15, "startup|resume|clear|compact"),
         Hook("Stop", "turn-end", 30, word="stop"),
