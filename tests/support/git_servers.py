@@ -163,7 +163,10 @@ class Sshd:
         gate.write_text(
             "#!/bin/bash\n"
             'case "$SSH_ORIGINAL_COMMAND" in\n'
-            f"  *{HANG}.git*) touch {self.hung}; exec -a {self.token} cat >/dev/null;;\n"
+            # never answers, ignores the client's EOF (as a dead host does), and ends only
+            # when the connection is gone (its next byte on stderr has nowhere to go)
+            f"  *{HANG}.git*) touch {self.hung}; exec -a {self.token} /bin/bash -c "
+            "'while printf . >&2; do sleep 1; done';;\n"
             "esac\n"
             'exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n'
         )
