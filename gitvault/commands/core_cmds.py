@@ -94,7 +94,7 @@ def status(
         help="One short line for a shell prompt or an agent's status line: STALE when the "
         "digest is behind (status.stale_items / stale_days in vault.toml) or the last fold "
         "with the configured merger failed and nothing folded since; CHECKPOINT first when "
-        "the agent's status-line input (Claude Code's statusLine JSON on stdin) says 85% or "
+        "the status-line JSON an agent passes on stdin says 85% or "
         "more of the context window is used. Prints nothing outside a repository.",
     ),
 ) -> None:
