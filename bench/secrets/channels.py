@@ -373,7 +373,7 @@ def way_out(
     for first in range(0, len(rows), group):
         repo = _repo(root, f"outbound-{first}", agents="claude")
         repos.append(repo)
-        _set_toml(repo, [('command = ""', f"command = {json.dumps(command)}")])
+        _git(repo, "config", "gitvault.fold.command", command)  # this clone's own: it runs
         vault = _vault(repo)
         rows_here = rows[first : first + group]
         for start in range(0, len(rows_here), batch):
@@ -438,10 +438,13 @@ def run_all(
 
 @contextlib.contextmanager
 def _scratch(root: Path | None) -> Iterator[Path]:
-    if root is not None:
-        yield root
-        return
-    with tempfile.TemporaryDirectory(prefix="gitvault-secrets-") as tmp:
+    """A scratch folder with its own HOME and git config (root: kept there, to look into)."""
+    with contextlib.ExitStack() as stack:
+        if root is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="gitvault-secrets-"))
+        else:
+            root.mkdir(parents=True)
+            tmp = str(root)
         home = Path(tmp) / "home"
         home.mkdir()
         config = Path(tmp) / "gitconfig"
@@ -475,12 +478,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N samples")
     parser.add_argument("-v", "--verbose", action="store_true", help="list the kinds missed")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep", type=Path, help="build the repositories in this new folder")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent.parent))
     rows = load(args.corpus)
     if args.limit:
         rows = rows[: args.limit]
-    result = run_all(rows, say=lambda line: print(line, file=sys.stderr))
+    result = run_all(rows, root=args.keep, say=lambda line: print(line, file=sys.stderr))
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -42,6 +42,7 @@ from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnava
 from gitvault.memory import cites, forget
 from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
+from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import layout, origin, repair, statedir
 from gitvault.vault.config import (
     VaultConfig,
@@ -561,6 +562,9 @@ def _run(
             )
             new, sent = merger.merge(base, call.batch, config, ctx)
             result.chars_sent += sent
+            # Whichever merger wrote it (the builtin one copies its items' words, a model may
+            # echo a secret an older vault still holds), no secret reaches the digest.
+            new.categories = {n: _scrubbed(ls) for n, ls in new.categories.items()}
             # Whichever merger wrote it, a line the truth model flags is never committed.
             checks, dropped = truth.screen(new.categories, ground, plans)
             new.dropped += dropped
@@ -596,6 +600,10 @@ def _run(
         pending = []
         base = digest_mod.parse(base.render(), config, strict=False)
     result.left = max(plan.total - result.folded, 0)
+
+
+def _scrubbed(lines: list[str]) -> list[str]:
+    return [scrub_secrets(line)[0] for line in lines]
 
 
 def _record_checks(

@@ -45,6 +45,7 @@ from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
 from gitvault.memory import searchtext
 from gitvault.resolve import Location
+from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
 from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
@@ -219,8 +220,15 @@ def _text(title: str, body: str, names: Iterable[str]) -> _Text:
     return _Text(title, body, searchtext.name_tokens(list(dict.fromkeys(names))), size)
 
 
+def _decoded(data: bytes) -> str:
+    """A vault file's text as the index may hold it: secrets redacted (a file an older
+    gitvault or a teammate's clone wrote may still hold one), so no posting, stored line or
+    snippet carries one."""
+    return scrub_secrets(data.decode("utf-8", "replace"))[0]
+
+
 def _item_text(kind: str, data: bytes) -> tuple[dict[str, object], _Text]:
-    meta, body = frontmatter.parse(data.decode("utf-8", "replace"))
+    meta, body = frontmatter.parse(_decoded(data))
     if kind == "note":
         return meta, _note_text(body)
     title, rest = _title_and_rest(body)
@@ -690,7 +698,7 @@ class Index:
         self, conn: sqlite3.Connection, commit: str, when: int, data: bytes, tombs: set[str]
     ) -> int:
         """Each distinct line of a digest version, once: the first fold that wrote it."""
-        _, body = frontmatter.parse(data.decode("utf-8", "replace"))
+        _, body = frontmatter.parse(_decoded(data))
         added = 0
         category = ""
         for raw in body.splitlines():

@@ -14,6 +14,7 @@ from datetime import datetime
 from gitvault.errors import Busy, GitvaultError, Refused
 from gitvault.memory import clean, sections
 from gitvault.resolve import Location
+from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, layout, schemas
 from gitvault.vault.config import DEFAULT_VAULT_TOML, parse_vault_toml
 from gitvault.vault.store import PathTaken, Vault
@@ -41,6 +42,7 @@ def _title(text: str, given: str | None) -> str:
         summary = sections.split_sections(text).get("summary", "")
         title = summary.strip().split("\n", 1)[0] if summary.strip() else "session"
     title = re.sub(r"\s+", " ", re.sub(r"[\x00-\x1f\x7f]", " ", title)).strip(" #-*")
+    title = scrub_secrets(title)[0]  # a title names the file and the commit: never a secret
     return title[:MAX_TITLE].rstrip() or "session"
 
 

@@ -290,6 +290,7 @@ _CODE = re.compile(
 # format fields or a template in the value: "postgres://%s:%s@%s/app", "%(password", "${X}"
 _TEMPLATE_INSIDE = re.compile(r"%[sd].*%[sd]|%\(\w+|\$\{|\{\{|\{\w*\}", re.DOTALL)
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]{1,11}[.,:!]?")
+_LOWER_WORD = re.compile(r"[a-z]{1,7}")
 _NOT_PROSE_VALUE = re.compile(
     r"v?\d+(?:\.\d+)+\S*|[0-9a-f]{7,31}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9A-F]{40}"
     r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.-]+@[\w.-]+|\S*://\S*"
@@ -305,14 +306,17 @@ def _entropy(value: str) -> float:
     return -sum(n / size * math.log2(n / size) for n in (value.count(c) for c in set(value)))
 
 
-def looks_like_value(value: str, strict: bool = False) -> bool:
-    """False for placeholders, code and plain words; ``strict`` (prose) wants a password."""
+def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -> bool:
+    """False for placeholders, code and plain words; ``strict`` (prose) wants a password;
+    ``words``: a plain word counts as a value (what an assignment to a secret name holds)."""
     v = value.strip("'\"`")
-    if len(v) < 4 or v.lower() in _PLACEHOLDER_WORDS or _CODE.fullmatch(v):
+    if len(v) < 4 or v.lower() in _PLACEHOLDER_WORDS:
+        return False
+    if _CODE.fullmatch(v) and not (words and _LOWER_WORD.fullmatch(v)):
         return False
     if _TEMPLATE_INSIDE.search(v):
         return False
-    if _PLAIN_WORD.fullmatch(v):  # a plain word: "Updated.", "classic"
+    if _PLAIN_WORD.fullmatch(v) and not words:  # a plain word: "Updated.", "classic"
         return False
     if not strict:
         return True
@@ -506,7 +510,12 @@ def _assignment(match: re.Match[str]) -> Span | None:
         rest = text[end:] if line_end == -1 else text[end:line_end]
         if rest.strip():
             return start, end + len(rest.rstrip())
-    if not looks_like_value(value) or (_IDENT.fullmatch(value) and _names_itself(name, value)):
+    # NAME=value with nothing between (a shell or .env line: `DB_PASS=qwertyuiop`) sets the
+    # secret itself, whatever it looks like; `password: required` may describe it instead.
+    glued = match["op"] == "=" and start - (group == "qv") == match.end("op")
+    if not looks_like_value(value, words=glued) or (
+        _IDENT.fullmatch(value) and _names_itself(name, value)
+    ):
         return None
     return start, end
 

@@ -488,3 +488,22 @@ def test_arbitrary_lines_never_raise_and_never_hide_a_good_line(
     )
     assert len(summary.assistant_texts) <= ASSISTANT_TEXTS_KEPT
     assert all(len(t) <= MAX_TEXT_CHARS + 1 for t in summary.assistant_texts)
+
+
+def test_prompts_the_ledger_keeps_hold_no_secret(tmp_path: Path) -> None:
+    from gitvault.agents.adapters.claude.transcript import MAX_PROMPT_KEPT, scan_prompts
+
+    typed = "TWILIO_AUTH_TOKEN=swordfish and PGPASSWORD=qwertyuiop please deploy"
+    long_one = "x " * (MAX_PROMPT_KEPT // 2 - 4) + "DB_PASS=qwertyuiop"  # crosses the cut
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n"
+            for text in (typed, long_one)
+        )
+    )
+    facts = scan_prompts(path, {})
+    assert facts["prompts"] == 2
+    kept = json.dumps(facts)
+    assert "swordfish" not in kept and "qwertyuiop" not in kept and "qwerty" not in kept
+    assert "please deploy" in facts["first"]

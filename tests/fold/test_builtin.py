@@ -25,6 +25,7 @@ from tests.support.memory import (
     digest_answer,
     digest_categories,
     digest_meta_body,
+    vault_of,
     vault_text,
     watermark,
 )
@@ -360,3 +361,23 @@ def test_fold_writes_no_subject_lines_into_claude_md(repo: Repo) -> None:
     section = (repo.path / "CLAUDE.md").read_text() if (repo.path / "CLAUDE.md").exists() else ""
     assert "- fix: crash" not in section
     assert vault_text(repo, "_master.md") is not None
+
+
+def test_a_secret_an_older_vault_holds_reaches_no_digest_check_or_index(repo: Repo) -> None:
+    """A session written unredacted (an older gitvault, a teammate's clone): the builtin
+    merger copies its items' words, yet no secret reaches the digest, verify's results or the
+    search index."""
+    secret = "DB_PASS=qwertyuiop"
+    session = (
+        '---\nkind: "session"\nslug: "2026-12-01-1000-old"\ntitle: "old"\n'
+        'saved_at: "2026-12-01T10:00:00+00:00"\nmode: "manual"\n---\n# old\n\n'
+        f"## Summary\nDeploy work.\n\n## Gotchas\n- The deploy needs {secret} set\n"
+    )
+    vault_of(repo).commit({"sessions/2026-12-01-1000-old.md": session.encode()}, "session old")
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    _, body = digest_meta_body(repo)
+    assert "The deploy needs DB_PASS=" in body and "qwertyuiop" not in body
+    assert cli_in(repo, "search", "qwertyuiop", "--json").json("search")["results"] == []
+    for file in repo.state_dir.rglob("*"):
+        if file.is_file():
+            assert b"qwertyuiop" not in file.read_bytes(), file

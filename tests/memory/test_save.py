@@ -279,3 +279,14 @@ def test_save_is_refused_for_a_vault_of_a_newer_format(repo: Repo) -> None:
     assert "format 99" in result.err
     assert repo.vault_tip() == before
     assert vault_log(repo)[0] == "config format 99"
+
+
+_DEPLOYED = "## Summary\nDeployed.\n\n## Key Decisions\n- Blue/green\n\n## Next Steps\n- None\n"
+
+
+def test_a_secret_in_a_title_reaches_neither_file_name_nor_commit(repo: Repo) -> None:
+    title = "deploy with DB_PASS=qwertyuiop"
+    done = cli_in(repo, "save", "--title", title, "--json", stdin=_DEPLOYED)
+    slug = done.json("save")["slug"]
+    assert "qwertyuiop" not in slug
+    assert "qwertyuiop" not in repo.git("log", "-p", "vault")

@@ -409,3 +409,22 @@ def test_large_text_with_long_runs_stays_fast() -> None:
     assert found == [Scrubbed("openai_api_key", 1)]
     assert cleaned.splitlines()[:4] == text.splitlines()[:4]
     assert cleaned.splitlines()[4] == "[REDACTED:openai_api_key]"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASS=qwertyuiop", "DB_PASS=[REDACTED:secret_assignment]"),
+        ('export PGPASSWORD="hunters"', 'export PGPASSWORD="[REDACTED:secret_assignment]"'),
+        ("TWILIO_AUTH_TOKEN=swordfish", "TWILIO_AUTH_TOKEN=[REDACTED:secret_assignment]"),
+        # Not an assignment of the secret itself: a description, a placeholder, a variable.
+        ("password: required", "password: required"),
+        ("PASSWORD = secret", "PASSWORD = secret"),
+        ("DB_PASS=changeme", "DB_PASS=changeme"),
+        ("token=$TOKEN", "token=$TOKEN"),
+    ],
+)
+def test_a_secret_names_value_set_with_equals_is_redacted_whatever_it_looks_like(
+    text: str, expected: str
+) -> None:
+    assert scrub_secrets(text)[0] == expected

@@ -374,11 +374,19 @@ def _scan(lines: list[bytes], out: dict[str, Any], *, count: bool) -> None:
             reader.line(raw)
     summary = reader.summary
     if out["first"] is None and summary.first_prompt:
-        out["first"] = summary.first_prompt[:MAX_PROMPT_KEPT]
+        out["first"] = _kept(summary.first_prompt)
     if count:
         out["prompts"] += summary.prompt_count
         if summary.last_prompt:
-            out["last"] = summary.last_prompt[:MAX_PROMPT_KEPT]
+            out["last"] = _kept(summary.last_prompt)
+
+
+def _kept(prompt: str) -> str:
+    """A prompt as the session's ledger keeps it (and the mechanical record quotes it): secrets
+    redacted before it is cut, so no fragment of a key typed in a prompt is kept."""
+    from gitvault.scrub.engine import scrub_secrets  # only session-end reads prompts
+
+    return scrub_secrets(prompt[: MAX_PROMPT_KEPT * 4])[0][:MAX_PROMPT_KEPT]
 
 
 MAX_PROMPT_KEPT = 500
