@@ -188,7 +188,22 @@ def survives(secret: str, text: str) -> bool:
     if secret in text:
         return True
     folded = _NOT_ALNUM.sub("", secret.lower())
-    return len(folded) >= 12 and folded in _NOT_ALNUM.sub("", text.lower())
+    return len(folded) >= 12 and folded in _folded(text)
+
+
+_FOLDED: dict[int, tuple[str, str]] = {}
+
+
+def _folded(text: str) -> str:
+    """The text lower-cased without punctuation, made once per haystack (every sample of a
+    channel is looked for in the same one)."""
+    cached = _FOLDED.get(id(text))
+    if cached is None or cached[0] is not text:
+        if len(_FOLDED) > 8:
+            _FOLDED.clear()
+        cached = (text, _NOT_ALNUM.sub("", text.lower()))
+        _FOLDED[id(text)] = cached
+    return cached[1]
 
 
 class Tally:
@@ -391,10 +406,11 @@ def way_out(
                 claude_md = repo / "CLAUDE.md"
                 folded.append(claude_md.read_text() if claude_md.exists() else "")
             prompt = prompts.read_text(encoding="utf-8")
+            digests, agent_files = folded[0] + folded[2], folded[1] + folded[3]
             for row in chunk:
                 tally.check("fold prompt", row, prompt)
-                tally.check("digest", row, folded[0] + folded[2])
-                tally.check("agent files", row, folded[1] + folded[3])
+                tally.check("digest", row, digests)
+                tally.check("agent files", row, agent_files)
         _cli(repo, "search", "credential")
         index = _state_text(repo)
         for row in rows_here:
