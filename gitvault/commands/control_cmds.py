@@ -192,10 +192,12 @@ def redact(
     )
     for line in (
         f"the old history is kept under {done.backup_ref} until `gitvault gc`",
-        "clones and remotes that already fetched the vault still hold the text: push this vault "
-        "with `git push --force <remote> vault`, have every clone fetch it again, and rotate "
-        "the secret (a secret that left this machine must be treated as known)",
-        "until then, a `gitvault sync` from such a remote would merge the old history back",
+        "here: `gitvault gc --yes` deletes the old history (the record keeps sync refusing it)",
+        "each remote: `gitvault sync` refuses it and prints the `git push --force-with-lease` "
+        "that publishes the rewritten vault",
+        "each other clone: its `gitvault sync` refuses to push the old history back and prints "
+        "the `git update-ref` that takes the rewritten one",
+        "rotate the secret: one that left this machine must be treated as known",
     ):
         out.print(f"  {line}", markup=False)
 

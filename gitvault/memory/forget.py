@@ -372,7 +372,8 @@ def redact(
             backup = f"{layout.BACKUP_REFS}{stamp}-{attempt}"
             if vault.replace_history(new_tip, old, backup, f"redact {plan.target}"):
                 renamed = _renamed(_marks(exported), _marks(imported))
-                record = _record(vault, plan, stamp, backup, old, renamed)
+                roots = _first_rewritten(loc, old, renamed)
+                record = _record(vault, plan, stamp, backup, old, renamed, roots)
                 search.drop(loc)
                 return Redacted(plan, backup, old, new_tip, record)
             say("the vault moved during the rewrite; rewriting again")
@@ -387,6 +388,23 @@ def _renamed(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
     return {sha: after[mark] for mark, sha in before.items() if mark in after}
 
 
+def _first_rewritten(loc: Location, old_tip: str, renamed: dict[str, str]) -> list[str]:
+    """The old commits the rewrite changed whose parents it did not: every changed commit is
+    one of them or descends from one, so a history that holds none of them holds no commit
+    the text was removed from (the record names them: the refusal needs no backup ref)."""
+    changed = {old for old, new in renamed.items() if old != new}
+    proc = gitcmd.run_git(["rev-list", "--parents", old_tip], loc.common_dir)
+    roots = []
+    for line in proc.stdout.decode().splitlines():
+        sha, *parents = line.split()
+        if sha in changed and not any(p in changed for p in parents):
+            roots.append(sha)
+    return sorted(roots)[:ROOTS_MAX]
+
+
+ROOTS_MAX = 100
+
+
 def _record(
     vault: Vault,
     plan: RedactPlan,
@@ -394,6 +412,7 @@ def _record(
     backup: str,
     old_tip: str,
     renamed: dict[str, str],
+    roots: list[str],
 ) -> str:
     """The commit after the rewrite: what was redacted (never the text), and the digest's
     watermark re-pointed at the rewritten commit, so the next fold does not start over."""
@@ -407,6 +426,7 @@ def _record(
         "commits": plan.commits,
         "backup_ref": backup,
         "old_tip": old_tip,
+        "rewritten_from": roots,
     }
     schemas.validate("redaction.schema.json", meta, "redaction record")
     body = (
@@ -430,6 +450,21 @@ def _record(
     return vault.commit(
         changes, f"redact {plan.target}: {plan.versions} version(s) rewritten (text not kept)"
     )
+
+
+def redacted_commits(vault: Vault, at: str) -> set[str]:
+    """The old commits the redactions recorded at `at` rewrote (their first changed commits and
+    old tips): a history holding one of them still holds redacted text."""
+    out: set[str] = set()
+    for name, is_dir in vault.listdir(layout.REDACTIONS, at):
+        path = f"{layout.REDACTIONS}/{name}"
+        if is_dir or not layout.is_redaction(path):
+            continue
+        meta, _ = frontmatter.parse(vault.read_text(path, at) or "")
+        listed = meta.get("rewritten_from")
+        found = [*(listed if isinstance(listed, list) else []), meta.get("old_tip")]
+        out |= {str(s) for s in found if layout.is_full_sha(str(s))}
+    return out
 
 
 # -- gc --------------------------------------------------------------------------------------

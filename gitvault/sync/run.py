@@ -266,10 +266,36 @@ def _check_not_redacted(
 ) -> None:
     """A remote that still holds history this clone redacted would bring the redacted text back
     with the merge: refuse, and say how to publish the rewritten vault instead."""
+    local = vault.require_tip()
+    hint = (
+        f"publish the rewritten vault: git push --force-with-lease={remote_ref}:{tip_r} "
+        f"{result.remote} {vault.ref}:{remote_ref} — then every clone fetches it again "
+        "(gitvault sync), and rotate the secret"
+    )
+    # The redaction records name the commits the rewrite replaced: a remote history holding
+    # one holds the text, whether or not this clone's backups were gc'd.
+    for old in sorted(forget.redacted_commits(vault, local)):
+        if _is_ancestor(cwd, old, tip_r):
+            raise Refused(
+                f"{result.remote}'s vault still holds history that was redacted here "
+                f"(`gitvault redact`); merging it would bring the redacted text back",
+                hint=hint,
+            )
+    # A teammate redacted and published: this clone's own vault still holds the old history,
+    # and a merge would push the text back to the remote.
+    for old in sorted(forget.redacted_commits(vault, tip_r)):
+        if _is_ancestor(cwd, old, local):
+            raise Refused(
+                f"{result.remote}'s vault was redacted (`gitvault redact`), and this clone's "
+                "vault still holds the old history: syncing would push the redacted text back",
+                hint=f"take the rewritten vault: git update-ref {vault.ref} {tip_r} {local} — "
+                "then `gitvault backfill` writes again the notes of commits it lacks (sessions "
+                f"saved here since the last sync stay in {local[:12]}: `git show "
+                f"{local[:12]}:sessions/<name>.md`, then `gitvault save` them again)",
+            )
     proc = gitcmd.run_git(
         ["for-each-ref", "--format=%(objectname)", layout.BACKUP_REFS], cwd, check=False
     )
-    local = vault.require_tip()
     for old in proc.stdout.decode().split():
         # The remote shares a commit with the pre-redaction history that the rewritten one
         # does not have: it holds rewritten (unredacted) commits.
@@ -279,10 +305,15 @@ def _check_not_redacted(
             raise Refused(
                 f"{result.remote}'s vault still holds history that was redacted here "
                 f"(`gitvault redact`); merging it would bring the redacted text back",
-                hint=f"publish the rewritten vault: git push --force-with-lease="
-                f"{remote_ref}:{tip_r} {result.remote} {vault.ref}:{remote_ref} — then every "
-                "clone fetches it again (gitvault sync), and rotate the secret",
+                hint=hint,
             )
+
+
+def _is_ancestor(cwd: Any, old: str, tip: str) -> bool:
+    """Whether old is in tip's history (False when this repository has no such commit: a
+    fetch brings every commit the remote's history holds)."""
+    proc = gitcmd.run_git(["merge-base", "--is-ancestor", old, tip], cwd, check=False)
+    return proc.returncode == 0
 
 
 def _check_remote_format(vault: Vault, tip_r: str, result: SyncResult) -> None:

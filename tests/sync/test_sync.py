@@ -462,3 +462,35 @@ def test_a_remote_holding_redacted_history_is_refused(remote: Path, tmp_path: Pa
     assert "redacted" in refused.err and "--force-with-lease" in refused.err
     assert a.vault_tip() == tip
     assert secret not in a.git("log", "-p", "vault")
+
+
+def test_redacted_history_stays_out_after_gc_and_a_teammate_cannot_push_it_back(
+    remote: Path, tmp_path: Path
+) -> None:
+    secret = "hunter2-zebra-78"
+    a = clone(remote, tmp_path / "a")
+    sha = a.commit(f"chore: rename the project to {secret}")
+    sync(a)
+    b = clone(remote, tmp_path / "b")
+    sync(b)  # the teammate holds the old history too
+    assert a.gv("redact", f"c:{sha[:7]}", "--pattern", secret, "--yes").code == 0
+    assert a.gv("gc", "--yes").code == 0
+    assert a.git("for-each-ref", "refs/gitvault/backup/") == ""
+    # The backups are gone; the redaction record still names what was rewritten.
+    refused = a.gv("sync")
+    assert refused.code == 3 and "still holds history that was redacted" in refused.err
+    assert secret not in a.git("log", "-p", "vault")
+    git(remote, "config", "receive.denyNonFastForwards", "false")  # the owner allows it once
+    (remote / "hooks" / "update").unlink()
+    a.git("push", "-q", "--force", "origin", "vault:vault")  # what the hint says, in short
+
+    # The teammate's ordinary sync would push the old history back: refused, and told how.
+    before = git(remote, "rev-parse", "vault")
+    stale = b.gv("sync")
+    assert stale.code == 3 and "git update-ref" in stale.err, stale
+    assert git(remote, "rev-parse", "vault") == before
+    assert secret not in git(remote, "log", "-p", "vault")
+    b.git("update-ref", "refs/heads/vault", before)
+    assert b.gv("backfill").code == 0 and b.gv("sync").code == 0
+    assert secret not in git(remote, "log", "-p", "vault")
+    assert a.gv("sync").code == 0 and secret not in a.git("log", "-p", "vault")
