@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -90,18 +88,15 @@ def _plant_digest(repo: Repo, lines: dict[str, list[str]]) -> None:
 
 
 def _codex_context(repo: Repo) -> str:
+    """Codex's SessionStart answer, from the one hook runtime in this process (no time bound:
+    a loaded machine must not turn a slow answer into an empty one)."""
+    from gitvault.agents import adapters, runtime
+
     payload = json.loads((DATA / "agent_hooks" / "codex-SessionStart.json").read_text())
     payload["cwd"] = str(repo.path)
-    done = subprocess.run(
-        [sys.executable, "-m", "gitvault.hook", "codex", "session-start"],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        cwd=repo.path,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+    out = runtime.run(adapters.get("codex"), "session-start", "SessionStart", json.dumps(payload))
+    assert out, "the SessionStart hook said nothing"
+    return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
 
 
 def test_a_line_citing_a_forgotten_item_leaves_every_reader_and_its_other_items_refold(
