@@ -408,10 +408,19 @@ class Ground:
         proc = gitcmd.run_git(["merge-base", "--is-ancestor", sha, "HEAD"], self.cwd, check=False)
         if proc.returncode == 0:
             return True
+        known = gitcmd.run_git(["cat-file", "-e", f"{sha}^{{commit}}"], self.cwd, check=False)
+        if known.returncode != 0:
+            # A teammate's commit whose code this clone has not fetched (its note came by
+            # sync): nothing here says it was rewritten away, so it is not called stale.
+            return True
         args = ["for-each-ref", "--format=%(refname)", f"--contains={sha}", "refs/heads/"]
+        args.append("refs/remotes/")
         proc = gitcmd.run_git(args, self.cwd, check=False)
         mine = layout.branch_ref(self.vault.branch)
-        return proc.returncode == 0 and any(n != mine for n in proc.stdout.decode().split())
+        theirs = layout.branch_ref(self.vault.branch).removeprefix("refs/heads/")
+        return proc.returncode == 0 and any(
+            n != mine and not n.endswith("/" + theirs) for n in proc.stdout.decode().split()
+        )
 
     def replaced_by(self, sha: str) -> str | None:
         """The commit that now carries a rewritten commit's change: its rewrite record (a note
