@@ -168,6 +168,8 @@ def redact(
     # The per-path index holds text of the old history: gone now, rebuilt from the new one.
     index_mod.PathIndex(loc).drop()
     index_mod.update_quietly(loc)
+    # The agent files' sections and verify.json quote the digest: taken again from the new one.
+    agentfiles.after_history_change(loc)
     plan = done.plan
     if json_out:
         emit_json(

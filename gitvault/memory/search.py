@@ -51,7 +51,7 @@ from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: only the vault's first-parent line is indexed (no quarantined history)
 KINDS = ("note", "session", "digest")
 DEFAULT_LIMIT = 10  # results shown unless -n says otherwise
 MAX_LIMIT = 200

@@ -207,6 +207,25 @@ def test_redact_rewrites_every_version_and_records_it(repo: Repo) -> None:
     assert vault_side == []
 
 
+def test_redact_reaches_the_agent_files_and_verify_results(repo: Repo) -> None:
+    text = session_text("Naming", decision=f"Name the project {SECRET} from now on")
+    saved = cli_in(repo, "save", "--json", stdin=text)
+    assert saved.code == 0, saved
+    slug = str(saved.json("save")["slug"])
+    # A model merger's Gotcha quoting it: the agent files carry Conventions and Gotchas.
+    _plant_digest(repo, {"Gotchas": [f"- The project is called {SECRET} now (s:{slug})"]})
+    assert cli_in(repo, "patch").code == 0
+    agents_md = repo.path / "CLAUDE.md"
+    assert SECRET in agents_md.read_text()  # the session's decision reached the agent file
+    assert cli_in(repo, "verify").code in (0, 1)
+    result = cli_in(repo, "redact", f"s:{slug}", "--pattern", SECRET, "--yes")
+    assert result.code == 0, result
+    assert SECRET not in agents_md.read_text()
+    state = repo.git_dir / "gitvault"
+    for path in state.rglob("*.json"):
+        assert SECRET not in path.read_text(errors="replace"), path
+
+
 def test_redact_asks_and_refuses_without_an_answer(repo: Repo) -> None:
     sha, _ = _leak(repo)
     before = repo.vault_tip()
