@@ -31,7 +31,9 @@ def _fast_path() -> None:
         try:
             code = fast_status_line(args)
         except GitvaultError as exc:
-            sys.stderr.write(f"gitvault: error: {exc.message}\n")
+            from gitvault.vault.controls import neutralise_controls
+
+            sys.stderr.write(neutralise_controls(f"gitvault: error: {exc.message}") + "\n")
             code = exc.exit_code
     if code is None and "search" in args:
         from gitvault.commands.search_fast import fast_search
@@ -114,7 +116,13 @@ for _info in app.registered_commands:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; every exception is turned into a message and a documented exit code."""
+    """Run the CLI; every exception is turned into a message and a documented exit code, and
+    nothing it prints carries a control sequence (commands/common.control_safe_streams)."""
+    with common.control_safe_streams():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         # Standalone mode: typer reports usage errors itself (exit 2) and raises SystemExit.
         app(args=argv, prog_name="gitvault", standalone_mode=True)

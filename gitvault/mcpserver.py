@@ -127,6 +127,7 @@ class Memory:
     def call(self, name: str, args: dict[str, Any]) -> str:
         from gitvault.errors import GitvaultError
         from gitvault.scrub.engine import scrub_secrets
+        from gitvault.vault.controls import neutralise_controls
 
         handler: Callable[[dict[str, Any]], str] | None = getattr(self, f"tool_{name}", None)
         if name not in TOOLS or handler is None:
@@ -138,7 +139,8 @@ class Memory:
             text = handler(args)
         except GitvaultError as exc:
             text = f"(error: {exc.message})"
-        text = scrub_secrets(text)[0]
+        # A model reads it: no secret and no control sequence, whoever wrote the vault's text.
+        text = neutralise_controls(scrub_secrets(text)[0])
         if len(text) > MAX_RESULT:
             text = text[: MAX_RESULT - 40].rstrip() + "\n[… cut at the result's size limit]"
         return text

@@ -77,6 +77,7 @@ def run(adapter: Adapter, event: str, word: str, raw: str) -> str:
     from gitvault.agents.behaviours import HookCall, respond
     from gitvault.errors import GitvaultError
     from gitvault.resolve import resolve
+    from gitvault.vault.controls import neutralise_controls_in
 
     tag = f"{adapter.name} hook {word}"
     payload, problems = read_input(adapter, event, raw)
@@ -97,7 +98,8 @@ def run(adapter: Adapter, event: str, word: str, raw: str) -> str:
         except Exception as exc:  # noqa: BLE001 - the answer still goes out
             _log(loc, f"{tag}: {type(exc).__name__}: {exc}")
         call.finish()
-        return adapter.shape(event, answer)
+        # What the agent decodes reaches its model: no control sequence, whoever wrote it.
+        return adapter.shape(event, neutralise_controls_in(answer) if answer else answer)
     except _TimeUp:
         _log(loc, f"{tag}: gave up after {adapter.time_bound(event):g}s (exit 0)")
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the session

@@ -2,30 +2,66 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.segment import Segment
 
 from gitvault.commands.jsonout import envelope
 from gitvault.errors import GitvaultError
 from gitvault.notes import drain, walk
 from gitvault.resolve import Location, resolve
 from gitvault.vault import statedir
+from gitvault.vault.controls import ControlSafeStream, neutralise_controls
 from gitvault.vault.files import atomic_write
 from gitvault.vault.locking import log_failure
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class SafeConsole(Console):
+    """A rich console whose content is neutralised (vault/controls) as it is rendered, whatever
+    renderable carried it (a table cell, a progress label): only rich's own styling and cursor
+    codes reach the terminal."""
+
+    def _render_buffer(self, buffer: Any) -> str:
+        safe = (
+            segment
+            if segment.control
+            else Segment(neutralise_controls(segment.text), segment.style)
+            for segment in buffer
+        )
+        return super()._render_buffer(safe)
+
+
+out = SafeConsole(highlight=False, soft_wrap=True)
+err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def control_safe_streams() -> Iterator[None]:
+    """sys.stdout and sys.stderr neutralised for one command: whatever prints — typer's and
+    click's own messages, a raw `sys.stdout.write`, a traceback — carries no control sequence."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ControlSafeStream(saved[0]), ControlSafeStream(saved[1])
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        sys.stdout, sys.stderr = saved
 
 
 @dataclass

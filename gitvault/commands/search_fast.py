@@ -18,6 +18,7 @@ from gitvault.memory import search
 from gitvault.memory.dates import parse_since
 from gitvault.resolve import resolve
 from gitvault.vault import statedir
+from gitvault.vault.controls import neutralise_controls
 
 _REPO = ("--repo", "-C")
 _VALUED = {"-n": "limit", "--max-count": "limit", "--kind": "kind", "--since": "since"}
@@ -126,7 +127,8 @@ def fast_search(argv: list[str]) -> int | None:
         if args.json:
             sys.stdout.write(envelope("search", answer.as_json()) + "\n")
         else:
-            sys.stdout.write(search.render(answer) + "\n")
+            # It writes past the CLI's neutralised streams: the same neutraliser, here.
+            sys.stdout.write(neutralise_controls(search.render(answer)) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         pass

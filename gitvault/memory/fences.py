@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from gitvault.vault.controls import neutralise_controls
+
 RECALL_BEGIN = "=== VAULT RECALL ==="
 RECALL_END = "=== END VAULT RECALL ==="
 
@@ -127,12 +129,13 @@ def neutralise(text: str, *, headings: bool = True) -> str:
 
 def outbound(text: str, *, own_headings: frozenset[str] = frozenset()) -> str:
     """Everything that leaves the vault (recall, fold prompt, digest, agent files) passes here:
-    secrets are redacted again (older and synced vaults may hold unredacted text), then fences
-    and headings are neutralised. Lines in own_headings (the digest's own `## Category` lines)
-    are gitvault's structure and stay as they are."""
+    secrets are redacted again (older and synced vaults may hold unredacted text), control
+    sequences and disguising format characters are neutralised (vault/controls), then fences
+    and headings. Lines in own_headings (the digest's own `## Category` lines) are gitvault's
+    structure and stay as they are."""
     from gitvault.scrub.engine import scrub_secrets
 
-    text = scrub_secrets(text)[0]
+    text = neutralise_controls(scrub_secrets(text)[0])
     if not own_headings:
         return neutralise(text)
     return "\n".join(neutralise(ln, headings=ln not in own_headings) for ln in text.split("\n"))

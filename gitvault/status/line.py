@@ -23,9 +23,11 @@ from typing import NamedTuple
 
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout, statedir
+from gitvault.vault.controls import neutralise_controls
 from gitvault.vault.times import parse_time
 
 PENDING_CAP = 1000  # the line counts unfolded items up to this many ("1000+")
+LINE_MAX = 200  # characters: a prompt's line, whatever a state file holds
 
 
 def unfolded_count(cwd: Path, mark: str | None, tip: str, cap: int | None) -> int:
@@ -195,9 +197,12 @@ def print_line(repo: str | None, *, json_out: bool = False) -> int:
         line = Line("", False)
     except GitvaultError as exc:
         line = Line(f"gitvault: {exc.message}"[:80], False)
+    # It runs inside PS1 and Claude Code's status line: no control sequence, and one short line
+    # whatever fold-state.json or an error message holds.
+    text = neutralise_controls(" ".join(line.text.split()))[:LINE_MAX]
     if json_out:
         payload = {
-            "line": line.text,
+            "line": text,
             "stale": line.stale,
             "reasons": list(line.reasons),
             "checkpoint": line.checkpoint,
@@ -205,8 +210,8 @@ def print_line(repo: str | None, *, json_out: bool = False) -> int:
         }
         sys.stdout.write(json.dumps({"gitvault": 1, "kind": "status-line", "data": payload}))
         sys.stdout.write("\n")
-    elif line.text:
-        sys.stdout.write(line.text + "\n")
+    elif text:
+        sys.stdout.write(text + "\n")
     return 0
 
 
