@@ -8,6 +8,7 @@ import sys
 
 from gitvault.resolve import Location
 from gitvault.vault import processes, statedir
+from gitvault.vault.files import open_regular
 from gitvault.vault.locking import file_lock
 
 
@@ -25,9 +26,16 @@ def spawn_fold(loc: Location, *, merger: str | None = None, model: str | None = 
         args += ["--merger", merger]
     if model:
         args += ["--model", model]
-    return processes.spawn_detached(
-        args,
-        cwd=loc.workdir or loc.common_dir,
-        env={**os.environ, "GITVAULT_BACKGROUND": "1"},
-        output=statedir.ensure(loc) / statedir.FOLD_LOG,
+    # Never through a link, never blocked on a FIFO (files.open_regular).
+    log = open_regular(
+        statedir.ensure(loc) / statedir.FOLD_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT
     )
+    try:
+        return processes.spawn_detached(
+            args,
+            cwd=loc.workdir or loc.common_dir,
+            env={**os.environ, "GITVAULT_BACKGROUND": "1"},
+            output=log,
+        )
+    finally:
+        os.close(log)

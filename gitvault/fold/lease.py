@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from gitvault.errors import Busy
 from gitvault.resolve import Location
 from gitvault.vault import statedir
-from gitvault.vault.files import load_json_object
+from gitvault.vault.files import load_json_object, rewrite_in_place
 from gitvault.vault.locking import file_lock
 
 
@@ -33,8 +33,7 @@ def fold_lease(loc: Location) -> Iterator[None]:
             "host": socket.gethostname(),
             "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(info))
+        rewrite_in_place(path, json.dumps(info).encode())
         yield
 
 

@@ -47,6 +47,7 @@ from gitvault.memory import searchtext
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
+from gitvault.vault.files import NotRegular, clear_for_sqlite
 from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
@@ -331,6 +332,7 @@ class Index:
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path) -> sqlite3.Connection:
+        _clear_for_sqlite(path)
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -987,6 +989,15 @@ _HEX = frozenset("0123456789abcdef")
 def _timestamp(value: object, fallback: int) -> int:
     moment = parse_time(value)
     return fallback if moment is None else int(moment)
+
+
+def _clear_for_sqlite(path: Path) -> None:
+    """files.clear_for_sqlite, a folder in the way reported as SQLite reports an unreadable
+    database (the callers rebuild, and say why when they cannot)."""
+    try:
+        clear_for_sqlite(path)
+    except NotRegular as exc:
+        raise sqlite3.OperationalError(str(exc)) from exc
 
 
 def _remove(path: Path) -> None:

@@ -11,22 +11,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitvault.vault.files import atomic_write
+from gitvault.vault.files import append, atomic_write, read_regular
 from gitvault.vault.locking import file_lock, log_failure
 from gitvault.vault.statedir import SET_ASIDE, SET_ASIDE_LOCK
 
 MAX_ENTRIES = 10_000
+READ_LIMIT = 64 * 1024 * 1024
 
 
 def set_aside(state: Path, line: str, reason: str) -> None:
     """Record one spool line with why it was set aside, and log it. Never raises."""
     record = {"line": line, "reason": reason[:500], "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     try:
-        with (
-            file_lock(state / SET_ASIDE_LOCK, block=True, timeout=5.0),
-            open(state / SET_ASIDE, "a", encoding="utf-8") as fh,
-        ):
-            fh.write(json.dumps(record, ensure_ascii=True) + "\n")
+        with file_lock(state / SET_ASIDE_LOCK, block=True, timeout=5.0):
+            append(state / SET_ASIDE, (json.dumps(record, ensure_ascii=True) + "\n").encode())
     except OSError:
         pass
     log_failure(
@@ -37,7 +35,7 @@ def set_aside(state: Path, line: str, reason: str) -> None:
 
 def entries(state: Path) -> list[dict[str, Any]]:
     try:
-        text = (state / SET_ASIDE).read_text(encoding="utf-8", errors="replace")
+        text = read_regular(state / SET_ASIDE, READ_LIMIT).decode("utf-8", "replace")
     except OSError:
         return []
     out = []

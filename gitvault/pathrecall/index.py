@@ -61,6 +61,7 @@ from gitvault.pathrecall import known
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import files, frontmatter, gitcmd, layout, notebody, statedir
+from gitvault.vault.files import NotRegular, clear_for_sqlite
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
 
@@ -425,6 +426,15 @@ def parse_digest(text: str) -> list[Bullet]:
 # -- the index -----------------------------------------------------------------------------
 
 
+def _clear_for_sqlite(path: Path) -> None:
+    """files.clear_for_sqlite, a folder in the way reported as SQLite reports an unreadable
+    database (the callers rebuild, and say why when they cannot)."""
+    try:
+        clear_for_sqlite(path)
+    except NotRegular as exc:
+        raise sqlite3.OperationalError(str(exc)) from exc
+
+
 def _remove(path: Path) -> None:
     try:
         path.unlink()
@@ -449,6 +459,7 @@ class PathIndex:
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path, *, write: bool = False) -> sqlite3.Connection:
+        _clear_for_sqlite(path)
         if write:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
             conn.execute("PRAGMA journal_mode=DELETE")

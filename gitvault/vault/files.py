@@ -190,6 +190,29 @@ def _remove_planted(path: Path | str) -> None:
         pass
 
 
+# What SQLite keeps beside a database: it opens each by name, following a link and blocking on
+# a FIFO, so each must be a regular file or absent before a connection opens.
+SQLITE_COMPANIONS = ("", "-journal", "-wal", "-shm")
+
+
+def clear_for_sqlite(path: Path | str) -> None:
+    """Make the database at path safe for SQLite to open: a link, a FIFO, a socket or a device
+    standing at it or at one of its companion files is removed (gitvault's databases are
+    caches rebuilt from the vault); a folder raises NotRegular. A regular file stays, a hot
+    journal included."""
+    for suffix in SQLITE_COMPANIONS:
+        name = f"{path}{suffix}"
+        try:
+            info = os.lstat(name)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            raise NotRegular(f"{name} is not a regular file")
+        _remove_planted(name)
+
+
 APPEND_CHUNK = 4096  # one write() per chunk, cut at line ends: lines of two writers never mix
 
 

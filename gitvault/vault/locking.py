@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitvault.vault import statedir
+from gitvault.vault.files import append, open_regular, read_regular
 
 LOG_NAME = statedir.LOG
 LOG_MAX_BYTES = 256 * 1024
@@ -18,8 +19,10 @@ LOG_MAX_BYTES = 256 * 1024
 
 @contextmanager
 def file_lock(path: Path, *, block: bool, timeout: float = 30.0) -> Iterator[bool]:
-    """Hold an exclusive flock on path; yields False (without the lock) when it is busy."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """Hold an exclusive flock on path; yields False (without the lock) when it is busy. The
+    lock file is opened as a regular file only (files.open_regular: never through a link,
+    never a FIFO)."""
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT)
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -45,22 +48,27 @@ def log_failure(state_dir: Path, message: str) -> None:
     """Append one line to the failure log that `gitvault status` shows. Never raises."""
     try:
         path = state_dir / LOG_NAME
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, state_dir / statedir.LOG_ROTATED)
+        try:
+            if os.lstat(path).st_size > LOG_MAX_BYTES:
+                os.replace(path, state_dir / statedir.LOG_ROTATED)
+        except FileNotFoundError:
+            pass
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        line = message.replace("\n", " ").strip()
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} [{os.getpid()}] {line}\n")
+        line = " ".join(message.split())[:LOG_LINE_CHARS]
+        append(path, f"{stamp} [{os.getpid()}] {line}\n".encode("utf-8", "replace"))
     except OSError:
         pass
 
 
+LOG_LINE_CHARS = 2000  # a message quoting user text (a 100,000-character search word) stays a line
+
+
 def read_log(state_dir: Path, lines: int = 5) -> list[str]:
     try:
-        text = (state_dir / LOG_NAME).read_text(encoding="utf-8", errors="replace")
+        data = read_regular(state_dir / LOG_NAME, LOG_MAX_BYTES * 4)
     except OSError:
         return []
-    return text.splitlines()[-lines:]
+    return data.decode("utf-8", "replace").splitlines()[-lines:]
 
 
 SCRATCH_GRACE_SECONDS = 60.0

@@ -230,19 +230,19 @@ def _die_with_parent() -> None:
 
 
 def spawn_detached(
-    argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], output: Path
+    argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], output: int
 ) -> int:
     """Start a child that outlives this process (its own session: a terminal's Ctrl-C or a
-    tool killing our process group does not reach it), its output appended to `output`. No
-    one waits for it; it exits when its work ends. Returns its pid."""
-    with open(output, "ab") as log:
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            cwd=cwd,
-            env=dict(env),
-        )
+    tool killing our process group does not reach it), its output and errors written to the
+    descriptor `output` (the caller's to open, as a regular file, and to close). No one waits
+    for it; it exits when its work ends. Returns its pid."""
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
+        start_new_session=True,
+        cwd=cwd,
+        env=dict(env),
+    )
     return proc.pid

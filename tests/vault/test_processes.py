@@ -59,9 +59,13 @@ def test_a_reader_that_stops_early_stops_the_child(tmp_path: Path) -> None:
 
 def test_a_detached_child_runs_in_a_session_of_its_own(tmp_path: Path) -> None:
     log = tmp_path / "out.log"
-    pid = processes.spawn_detached(
-        ["sh", "-c", "ps -o sid= -p $$; echo done"], cwd=tmp_path, env=dict(os.environ), output=log
-    )
+    with log.open("ab") as out:
+        pid = processes.spawn_detached(
+            ["sh", "-c", "ps -o sid= -p $$; echo done"],
+            cwd=tmp_path,
+            env=dict(os.environ),
+            output=out.fileno(),
+        )
     wait_until(lambda: "done" in log.read_text(), what="the detached child's output")
     assert int(log.read_text().split()[0]) == pid != os.getsid(0)
 
