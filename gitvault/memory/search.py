@@ -384,7 +384,11 @@ class Index:
                     mark = self._watermark(conn)
                     if mark == tip:
                         return result
-                    if tip is not None and mark is not None and self._is_ancestor(mark, tip):
+                    if (
+                        tip is not None
+                        and mark is not None
+                        and gitcmd.is_ancestor(self.cwd, mark, tip)
+                    ):
                         conn.execute("BEGIN IMMEDIATE")
                         try:
                             self._apply(conn, mark, tip, result)
@@ -451,54 +455,9 @@ class Index:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('docs', ?)", (str(count),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('words', ?)", (str(words),))
 
-    def _is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        proc = gitcmd.run_git(
-            ["merge-base", "--is-ancestor", ancestor, descendant], self.cwd, check=False
-        )
-        return proc.returncode == 0
-
-    def _changes(self, mark: str | None, tip: str) -> Iterator[tuple[int, str, str, str, str]]:
-        """(commit time, vault commit, status, path, new blob) for every file change in
-        mark..tip along the first-parent line, oldest first; a merge shows what it brought in."""
-        rng = f"{mark}..{tip}" if mark else tip
-        proc = gitcmd.run_git(
-            [
-                "-c",
-                "core.quotePath=false",
-                "log",
-                "--reverse",
-                "--topo-order",
-                # Only what entered this vault's own line: its commits, and for each merge what
-                # it took from the other side (all of it checked by sync); never a remote
-                # parent's history, which holds what sync quarantined or kept out.
-                "--first-parent",
-                "--diff-merges=first-parent",
-                "--raw",
-                "-z",
-                "--no-abbrev",
-                "--no-renames",
-                "--format=%x01%H%x00%ct",
-                rng,
-                "--",
-            ],
-            self.cwd,
-        )
-        for record in proc.stdout.split(b"\x01"):
-            tokens = record.split(b"\0")
-            if len(tokens) < 2 or not tokens[1].strip().isdigit():
-                continue
-            commit, when = tokens[0].decode(), int(tokens[1].strip())
-            index = 2
-            while index + 1 < len(tokens):
-                head = tokens[index].lstrip(b"\n")
-                if not head.startswith(b":"):
-                    index += 1
-                    continue
-                parts = head.split()
-                path = tokens[index + 1].decode("utf-8", "replace")
-                index += 2
-                if len(parts) >= 5:
-                    yield when, commit, parts[4][:1].decode(), path, parts[3].decode()
+    def _changes(self, mark: str | None, tip: str) -> Iterator[gitcmd.Change]:
+        """Every file change in mark..tip along the vault's first-parent line, oldest first."""
+        return gitcmd.raw_changes(self.cwd, f"{mark}..{tip}" if mark else tip)
 
     def _apply(self, conn: sqlite3.Connection, mark: str | None, tip: str, result: Updated) -> None:
         items: dict[str, tuple[int, str, str, str]] = {}  # path → last (time, commit, op, blob)

@@ -275,7 +275,7 @@ def _check_not_redacted(
     # The redaction records name the commits the rewrite replaced: a remote history holding
     # one holds the text, whether or not this clone's backups were gc'd.
     for old in sorted(forget.redacted_commits(vault, local)):
-        if _is_ancestor(cwd, old, tip_r):
+        if gitcmd.is_ancestor(cwd, old, tip_r):  # False: no such commit here
             raise Refused(
                 f"{result.remote}'s vault still holds history that was redacted here "
                 f"(`gitvault redact`); merging it would bring the redacted text back",
@@ -284,7 +284,7 @@ def _check_not_redacted(
     # A teammate redacted and published: this clone's own vault still holds the old history,
     # and a merge would push the text back to the remote.
     for old in sorted(forget.redacted_commits(vault, tip_r)):
-        if _is_ancestor(cwd, old, local):
+        if gitcmd.is_ancestor(cwd, old, local):
             raise Refused(
                 f"{result.remote}'s vault was redacted (`gitvault redact`), and this clone's "
                 "vault still holds the old history: syncing would push the redacted text back",
@@ -307,13 +307,6 @@ def _check_not_redacted(
                 f"(`gitvault redact`); merging it would bring the redacted text back",
                 hint=hint,
             )
-
-
-def _is_ancestor(cwd: Any, old: str, tip: str) -> bool:
-    """Whether old is in tip's history (False when this repository has no such commit: a
-    fetch brings every commit the remote's history holds)."""
-    proc = gitcmd.run_git(["merge-base", "--is-ancestor", old, tip], cwd, check=False)
-    return proc.returncode == 0
 
 
 def _check_remote_format(vault: Vault, tip_r: str, result: SyncResult) -> None:

@@ -175,8 +175,10 @@ class Change(NamedTuple):
 
 
 def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
-    """Every file change of the commits in a revision range, oldest first. Merges show no
-    changes of their own: the commits they bring in are in the range and carry them."""
+    """Every file change in a revision range along its first-parent line, oldest first; a
+    merge shows what it brought in against its first parent. Only what entered this line
+    counts: never a merged parent's own history, which may hold what sync quarantined or kept
+    out of the merge's tree (the search and path indexes read the vault this way)."""
     proc = run_git(
         [
             "-c",
@@ -184,6 +186,8 @@ def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
             "log",
             "--reverse",
             "--topo-order",
+            "--first-parent",
+            "--diff-merges=first-parent",
             "--raw",
             "-z",
             "--no-abbrev",

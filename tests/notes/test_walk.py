@@ -47,6 +47,9 @@ def test_commits_git_am_applies_get_notes(repo: Repo, tmp_path: Path) -> None:
     repo.commit("a patch to mail", files={"patched.txt": "patched\n"})
     repo.git("format-patch", "-q", "-1", "-o", str(tmp_path / "mail"))
     repo.git("checkout", "-q", "main")
+    # main moves on first: applied on the same parent in the same second, the mailed patch
+    # would make the very same commit (same tree, parent, people, dates), already noted.
+    repo.commit("main moves on", files={"other.txt": "other\n"})
     repo.git("am", "-q", *sorted(str(p) for p in (tmp_path / "mail").iterdir()))
     applied = repo.head()
     assert repo.git("log", "-1", "--format=%s") == "a patch to mail"
