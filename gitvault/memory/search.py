@@ -47,7 +47,7 @@ from gitvault.memory import searchtext
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
-from gitvault.vault.files import NotRegular, clear_for_sqlite
+from gitvault.vault.files import ready_for_sqlite
 from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
@@ -332,7 +332,7 @@ class Index:
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path) -> sqlite3.Connection:
-        _clear_for_sqlite(path)
+        ready_for_sqlite(path)
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -418,7 +418,7 @@ class Index:
         result.rebuilt = True
         result.added = result.removed = 0
         tmp = self.path.with_name(f".{statedir.SEARCH_INDEX}.{os.getpid()}.tmp")
-        _remove(tmp)
+        tmp.unlink(missing_ok=True)
         try:
             with closing(self._connect(tmp)) as conn:
                 conn.executescript(_DDL)
@@ -435,7 +435,8 @@ class Index:
                         self._fresh, self._graph = False, None
                 self._set_watermark(conn, tip)
                 conn.execute("COMMIT")
-            _remove(Path(f"{self.path}-journal"))  # never roll the new file back with the old
+            # never roll the new file back with the old
+            Path(f"{self.path}-journal").unlink(missing_ok=True)
             os.replace(tmp, self.path)
         except _Rebuild as exc:  # a blob of the vault's own tip is missing
             raise SearchError(f"cannot build the search index: {exc}") from exc
@@ -447,7 +448,7 @@ class Index:
                 hint="check the permissions of the repository's .git directory",
             ) from exc
         finally:
-            _remove(tmp)
+            tmp.unlink(missing_ok=True)
 
     def _set_watermark(self, conn: sqlite3.Connection, tip: str | None) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('watermark', ?)", (tip or "",))
@@ -727,7 +728,8 @@ class Index:
             except sqlite3.DatabaseError as exc:
                 if attempt == 2:
                     raise SearchError(f"the search index cannot be read: {exc}") from exc
-                _remove(self.path)  # corrupt in a way only a query shows: rebuild once
+                # corrupt in a way only a query shows: rebuild once
+                self.path.unlink(missing_ok=True)
         raise AssertionError("unreachable")
 
 
@@ -950,27 +952,11 @@ def _timestamp(value: object, fallback: int) -> int:
     return fallback if moment is None else int(moment)
 
 
-def _clear_for_sqlite(path: Path) -> None:
-    """files.clear_for_sqlite, a folder in the way reported as SQLite reports an unreadable
-    database (the callers rebuild, and say why when they cannot)."""
-    try:
-        clear_for_sqlite(path)
-    except NotRegular as exc:
-        raise sqlite3.OperationalError(str(exc)) from exc
-
-
-def _remove(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-
-
 def drop(loc: Location) -> None:
     """Delete the index (after a redaction: the old text must not linger in the cache)."""
     with file_lock(loc.state_dir / statedir.SEARCH_LOCK, block=True, timeout=LOCK_TIMEOUT):
         for suffix in ("", "-journal", "-wal", "-shm"):
-            _remove(loc.state_dir / f"{statedir.SEARCH_INDEX}{suffix}")
+            (loc.state_dir / f"{statedir.SEARCH_INDEX}{suffix}").unlink(missing_ok=True)
 
 
 # -- the answer as text --------------------------------------------------------------------

@@ -61,7 +61,7 @@ from gitvault.pathrecall import known
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import files, frontmatter, gitcmd, layout, notebody, statedir
-from gitvault.vault.files import NotRegular, clear_for_sqlite
+from gitvault.vault.files import ready_for_sqlite
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
 
@@ -426,22 +426,6 @@ def parse_digest(text: str) -> list[Bullet]:
 # -- the index -----------------------------------------------------------------------------
 
 
-def _clear_for_sqlite(path: Path) -> None:
-    """files.clear_for_sqlite, a folder in the way reported as SQLite reports an unreadable
-    database (the callers rebuild, and say why when they cannot)."""
-    try:
-        clear_for_sqlite(path)
-    except NotRegular as exc:
-        raise sqlite3.OperationalError(str(exc)) from exc
-
-
-def _remove(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-
-
 def _refs(branch: str) -> tuple[str, ...]:
     return (layout.branch_ref(branch), layout.PRIVATE_REF)
 
@@ -459,7 +443,7 @@ class PathIndex:
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path, *, write: bool = False) -> sqlite3.Connection:
-        _clear_for_sqlite(path)
+        ready_for_sqlite(path)
         if write:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
             conn.execute("PRAGMA journal_mode=DELETE")
@@ -561,7 +545,7 @@ class PathIndex:
         """Build a fresh index beside the old one and swap it in (readers of the old file keep
         reading it until they close it)."""
         tmp = self.path.with_name(f".{statedir.PATH_INDEX}.{os.getpid()}.tmp")
-        _remove(tmp)
+        tmp.unlink(missing_ok=True)
         counts = [0, 0]
         try:
             with closing(self._connect(tmp, write=True)) as conn:
@@ -574,7 +558,7 @@ class PathIndex:
                     self._apply(conn, ref, None, tip, counts)
                     conn.execute("INSERT INTO meta VALUES (?, ?)", (f"mark:{ref}", tip))
                 conn.execute("COMMIT")
-                _remove(Path(f"{self.path}-journal"))
+                Path(f"{self.path}-journal").unlink(missing_ok=True)
                 os.replace(tmp, self.path)
                 self._write_known(conn, tips.get(self.ref, ""))
         except sqlite3.DatabaseError as exc:
@@ -585,7 +569,7 @@ class PathIndex:
                 hint="check the permissions of the repository's .git directory",
             ) from exc
         finally:
-            _remove(tmp)
+            tmp.unlink(missing_ok=True)
         return Updated(tips.get(self.ref), counts[0], counts[1], True, reason)
 
     def _write_known(self, conn: sqlite3.Connection, tip: str) -> None:
@@ -1066,7 +1050,7 @@ class PathIndex:
         lock = self.loc.state_dir / statedir.PATH_INDEX_LOCK
         with file_lock(lock, block=True, timeout=LOCK_TIMEOUT):
             for name in (self.path, Path(f"{self.path}-journal"), self.known_file):
-                _remove(name)
+                name.unlink(missing_ok=True)
 
 
 class _Rewritten(Exception):

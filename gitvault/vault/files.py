@@ -213,6 +213,17 @@ def clear_for_sqlite(path: Path | str) -> None:
         _remove_planted(name)
 
 
+def ready_for_sqlite(path: Path | str) -> None:
+    """clear_for_sqlite, with a folder in the way reported as SQLite reports an unreadable
+    database (sqlite3.OperationalError: the index callers rebuild, or say why they cannot)."""
+    try:
+        clear_for_sqlite(path)
+    except NotRegular as exc:
+        import sqlite3
+
+        raise sqlite3.OperationalError(str(exc)) from exc
+
+
 APPEND_CHUNK = 4096  # one write() per chunk, cut at line ends: lines of two writers never mix
 
 
