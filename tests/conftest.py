@@ -11,11 +11,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
 from tests.support.hook_fuzz import special_files as make_special_files
 from tests.support.memory import PARENT_API_KEY, Clock, StandIn, set_config
 from tests.support.repos import Repo, make_repo
+
+# Property tests check what holds, not how fast: an example's time on a loaded 2-core machine
+# (xdist workers, e2e CLIs beside them) says nothing, and speed lives in bench/. So no per-example
+# deadline anywhere; a test that wants one says so.
+settings.register_profile("gitvault", deadline=None)
+settings.load_profile("gitvault")
 
 
 @pytest.fixture(autouse=True)
