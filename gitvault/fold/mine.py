@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 
 from gitvault.fold import truth
 from gitvault.fold.items import Item
+from gitvault.vault import layout
 from gitvault.vault.notebody import parse_body
 
 DAY = 86_400
@@ -36,7 +37,7 @@ STYLE_WINDOW = 300  # commit style from the newest 300 commits
 LAYOUT_WINDOW = 600  # where the code changes: the newest 600 commits
 MAX_PAIR_FILES = 12  # a commit touching more files says little about which belong together
 MAX_FILES = 40  # bulk commits (reformatting, vendoring) are not evidence of anything
-MINED = "mined from history"  # what every mined line says of itself
+MINED = layout.MINED_MARK  # what every mined line says of itself
 MINE_NOTES = 5000  # the builtin merger mines at most the newest this many notes
 
 # Conventional Commits' types (the specification's and the Angular convention's).

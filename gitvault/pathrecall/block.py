@@ -122,6 +122,13 @@ def _revert_lines(found: PathFacts, room: int) -> list[str]:
     return lines
 
 
+# Beyond the two named first, a partner is listed only when it changed with the file in at
+# least one of PARTNER_SHARE of its commits, and at most PARTNER_MORE of them: a file changed
+# alongside once in 134 commits tells the agent nothing and costs the budget other facts need.
+PARTNER_SHARE = 10
+PARTNER_MORE = 12
+
+
 def _partner_lines(found: PathFacts, room: int, exists: set[str] | None) -> list[str]:
     partners = [(p, n) for p, n in found.partners if exists is None or p in exists]
     if not partners or not found.paired:
@@ -137,6 +144,8 @@ def _partner_lines(found: PathFacts, room: int, exists: set[str] | None) -> list
     used = len(lines[0]) + 1
     rest: list[str] = []
     for p, n in partners[2:]:
+        if n * PARTNER_SHARE < total or len(rest) >= PARTNER_MORE:
+            break  # partners come most frequent first: the rest is coincidence, not coupling
         item = f"{p} {n}"
         extra = len(item) + 2 + (len("Also: ") if not rest else 0)
         if used + extra + 1 > room:

@@ -10,7 +10,7 @@ format, or when a mark is no longer in its ref's history (`gitvault redact` rewr
 Updates hold an flock (statedir.PATH_INDEX_LOCK) and are one SQLite transaction each; readers
 hold nothing and never see half an update. Text is redacted again before it is stored.
 
-Format 1 (FORMAT): tables
+Format 3 (FORMAT; a mined digest line is linked to a path only by naming it): tables
 
     meta(key, value)                 format, the vault ref, a watermark per ref read
     paths(id, path)                  every project path a note names
@@ -65,7 +65,7 @@ from gitvault.vault.files import ready_for_sqlite
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
 
-FORMAT = "2"
+FORMAT = "3"
 LOCK_TIMEOUT = 60.0
 BLOB_BATCH = 4000
 # A commit touching more files is a sweep (formatting, a licence header, a move of a tree): it
@@ -706,9 +706,10 @@ class PathIndex:
             (source, bullet.kind, when, bullet.text),
         )
         fact = cur.lastrowid
-        conn.executemany(
-            "INSERT OR IGNORE INTO cites VALUES (?, ?)", [(s, fact) for s in bullet.cites]
-        )
+        # A mined line's citations are examples of a project-wide pattern ("recent changes are
+        # mostly in src/"): it belongs to a path only by naming it, never by what it cites.
+        cites = () if layout.MINED_MARK in bullet.text else bullet.cites
+        conn.executemany("INSERT OR IGNORE INTO cites VALUES (?, ?)", [(s, fact) for s in cites])
         conn.executemany(
             "INSERT OR IGNORE INTO mentions VALUES (?, ?)", [(t, fact) for t in bullet.mentions]
         )

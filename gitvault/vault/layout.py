@@ -79,6 +79,9 @@ def tracking_ref(remote: str) -> str:
 README = "README.md"
 CONFIG = "vault.toml"  # the marker: a branch without a valid one is not a vault
 DIGEST = "_master.md"
+# What every digest line the builtin merger mined from history says of itself: its citations are
+# examples of a project-wide pattern, not commits the line is about.
+MINED_MARK = "mined from history"
 NOTES = "notes"
 SESSIONS = "sessions"
 PATTERNS = "patterns"

@@ -132,3 +132,18 @@ def test_the_command_line_prints_what_an_agent_gets(repo: Repo) -> None:
     }
     none = repo.gv_proc("recall", "--for", "../elsewhere.py")
     assert none.code == 0 and none.out == "(nothing: not a file inside this worktree)\n"
+
+
+def test_files_changed_with_it_by_coincidence_are_not_listed(repo: Repo) -> None:
+    # core.py changes with its test every time; with utils.py and types.py often; and with a
+    # different one-off file in each of 20 commits.
+    for i in range(20):
+        files = {"core.py": f"{i}\n", "test_core.py": f"{i}\n", f"once{i}.py": "x\n"}
+        if i % 2 == 0:
+            files |= {"utils.py": f"{i}\n", "types.py": f"{i}\n", "docs.md": f"{i}\n"}
+        repo.commit(f"Change core {i}", files, hooks=False)
+    assert cli_in(repo, "backfill").code == 0
+    text = _block(repo, "core.py")
+    assert "test_core.py changed with it in 20 of 20 commits" in text
+    assert "types.py 10" in text and "utils.py" in text, text  # in half of its commits: listed
+    assert not [f"once{i}.py" for i in range(20) if f"once{i}.py" in text]

@@ -222,3 +222,20 @@ def test_a_merge_touches_nothing_of_its_own(repo: Repo) -> None:
     found = _index(repo).facts("topic.py")
     assert found is not None and found.commits == 1
     assert layout.branch_ref("vault")  # the vault branch kept its name
+
+
+def test_a_mined_line_belongs_to_a_path_only_by_naming_it(repo: Repo) -> None:
+    # Enough history for the builtin merger to mine project-wide patterns (where tests live,
+    # commit style) that cite some of these commits as examples.
+    for i in range(12):
+        repo.commit(f"Add feature {i}", {f"src/f{i}.py": "x\n", f"tests/test_f{i}.py": "x\n"})
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    digest = repo.show("_master.md").decode()
+    mined = [line for line in digest.splitlines() if layout.MINED_MARK in line]
+    assert mined, digest
+    index = _index(repo)
+    for i in range(12):
+        found = index.facts(f"src/f{i}.py")
+        assert found is not None
+        for fact in found.facts:
+            assert layout.MINED_MARK not in fact.text or f"src/f{i}.py" in fact.text, fact.text
