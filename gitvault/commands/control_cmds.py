@@ -135,9 +135,11 @@ def redact(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """REWRITE the vault branch's history so TEXT is gone from every version of every file and
-    every commit message (replaced by [REDACTED]). The one exception to append-only: it asks
-    first, keeps the old history under refs/gitvault/backup/ until `gitvault gc`, and records
-    the rewrite in a commit (without the text). Clones that already fetched the vault keep it."""
+    every commit message (replaced by [REDACTED]), and of the private sessions' local ref. The
+    one exception to append-only: it asks first, keeps the old history under
+    refs/gitvault/backup/ until `gitvault gc`, and records the rewrite in a commit (without the
+    text); remote-tracking copies of the old history are dropped and state files quoting the
+    text rewritten. Clones that already fetched the vault keep it until they follow the hint."""
     loc = location(ctx)
 
     def confirm(plan: forget_mod.RedactPlan) -> bool:
@@ -152,6 +154,12 @@ def redact(
             "history stays under refs/gitvault/backup/ until `gitvault gc`",
             markup=False,
         )
+        if plan.private_versions:
+            err.print(
+                f"  and {plan.private_versions} version(s) of private sessions "
+                f"({', '.join(plan.private_paths[:8]) or 'commit messages'}), never pushed",
+                markup=False,
+            )
         if yes:
             return True
         if not sys.stdin.isatty():
@@ -171,6 +179,7 @@ def redact(
     # The agent files' sections and verify.json quote the digest: taken again from the new one.
     agentfiles.after_history_change(loc)
     plan = done.plan
+    shared, private = done.shared, done.private
     if json_out:
         emit_json(
             "redact",
@@ -180,27 +189,61 @@ def redact(
                 "messages": plan.messages,
                 "commits": plan.commits,
                 "paths": plan.paths,
-                "old_tip": done.old_tip,
-                "new_tip": done.new_tip,
-                "backup_ref": done.backup_ref,
+                "old_tip": shared.old_tip if shared else None,
+                "new_tip": shared.new_tip if shared else None,
+                "backup_ref": shared.backup_ref if shared else None,
                 "record": done.record_commit,
+                "private": {
+                    "ref": private.ref,
+                    "versions": plan.private_versions,
+                    "paths": plan.private_paths,
+                    "backup_ref": private.backup_ref,
+                }
+                if private
+                else None,
+                "dropped_refs": done.copies.dropped,
+                "kept_refs": done.copies.kept,
+                "state_files": done.state_files,
             },
         )
         return
-    out.print(
-        f"redacted: {plan.versions} file version(s) and {plan.messages} commit message(s) "
-        f"rewritten; recorded in {done.record_commit[:7]}",
-        markup=False,
+    if shared is not None and done.record_commit is not None:
+        out.print(
+            f"redacted: {plan.versions} file version(s) and {plan.messages} commit message(s) "
+            f"rewritten; recorded in {done.record_commit[:7]}",
+            markup=False,
+        )
+    lines = []
+    if shared is not None:
+        lines.append(f"the old history is kept under {shared.backup_ref} until `gitvault gc`")
+    if private is not None:
+        lines.append(
+            f"private sessions ({private.ref}, never pushed): {plan.private_versions} version(s) "
+            f"rewritten in {', '.join(plan.private_paths[:8]) or 'commit messages'}; the old "
+            f"ones are kept under {private.backup_ref} until `gitvault gc`"
+        )
+    lines += [f"dropped {ref}: it held the old history" for ref in done.copies.dropped]
+    lines += [
+        f"{ref} still holds the old history: delete it (git update-ref -d {ref}), then "
+        "`gitvault gc --yes`"
+        for ref in done.copies.kept
+    ]
+    if done.state_files:
+        lines.append(f"replaced the text in state files: {', '.join(done.state_files[:8])}")
+    lines.append(
+        "here: `gitvault gc --yes` deletes the old history (the record keeps sync refusing it)"
     )
-    for line in (
-        f"the old history is kept under {done.backup_ref} until `gitvault gc`",
-        "here: `gitvault gc --yes` deletes the old history (the record keeps sync refusing it)",
-        "each remote: `gitvault sync` refuses it and prints the `git push --force-with-lease` "
-        "that publishes the rewritten vault",
-        "each other clone: its `gitvault sync` refuses to push the old history back and prints "
-        "the `git update-ref` that takes the rewritten one",
-        "rotate the secret: one that left this machine must be treated as known",
-    ):
+    if shared is not None:
+        lines += [
+            "each remote: `gitvault sync` refuses it and prints the `git push --force-with-lease` "
+            "that publishes the rewritten vault",
+            "each other clone: its `gitvault sync` refuses to push the old history back and "
+            "prints the `git update-ref` that takes the rewritten one",
+        ]
+    lines.append("rotate the secret: one that left this machine must be treated as known")
+    if shared is None:
+        out.print("redacted: only private sessions held the text", markup=False)
+    for line in lines:
         out.print(f"  {line}", markup=False)
 
 
@@ -208,17 +251,35 @@ def gc(
     ctx: typer.Context,
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
-    """Delete the backups `redact` kept (refs/gitvault/backup/*), expire the vault branch's
-    reflog and prune what only they held (`git gc --prune=now`)."""
+    """Delete the backups `redact` kept (refs/gitvault/backup/*) and every other copy of the
+    redacted history (remote-tracking refs a fetch brought again, reflog entries), expire the
+    vault's reflogs and prune what only they held (`git gc --prune=now`)."""
     loc = location(ctx)
     found = forget_mod.backups(loc)
-    if not found:
+    if not found and not forget_mod.has_redactions(loc):
         out.print("no redaction backups; nothing to do")
         return
     if not yes:
         if not sys.stdin.isatty():
             raise Refused("gc deletes the redaction backups; nothing changed", hint="pass --yes")
-        if not typer.confirm(f"delete {len(found)} backup(s) and prune?", default=False, err=True):
+        asked = f"delete {len(found)} backup(s) and the copies of redacted history, and prune?"
+        if not typer.confirm(asked, default=False, err=True):
             raise GitvaultError("nothing changed")
-    gone = forget_mod.gc(loc)
-    out.print(f"deleted {len(gone)} backup(s); pruned the old vault history", markup=False)
+    done = forget_mod.gc(loc)
+    out.print(f"deleted {len(done.backups)} backup(s); pruned the old vault history", markup=False)
+    for ref in done.copies.dropped:
+        out.print(f"  dropped {ref}: it held the old history", markup=False)
+    if done.reflog_entries:
+        out.print(f"  deleted {done.reflog_entries} reflog entries naming it", markup=False)
+    for ref in done.copies.kept:
+        out.print(
+            f"  {ref} still holds the old history: delete it (git update-ref -d {ref}), then "
+            "run `gitvault gc --yes` again",
+            markup=False,
+        )
+    for path in done.checkouts:
+        out.print(
+            f"  the worktree {path} has the vault checked out: its index holds the old files "
+            f"until `git -C {path} reset --hard vault`",
+            markup=False,
+        )

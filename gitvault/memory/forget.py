@@ -9,10 +9,15 @@ append-only means): `git log vault` shows the forget, and deleting the tombstone
 the item back.
 
 redact ID --pattern TEXT: the text is replaced by `[REDACTED]` in every version of every file
-and in every commit message of the vault branch, through `git fast-export | git fast-import`.
-The old history is kept under `refs/gitvault/backup/<time>` until `gitvault gc`; a commit after
-the rewrite records what was redacted (never the text); the search index is dropped. Clones
-and remotes that already have the old vault keep the text: only they can delete it.
+and in every commit message of the vault branch and of the private sessions' local-only ref,
+through `git fast-export | git fast-import`. The old history is kept under
+`refs/gitvault/backup/<time>` until `gitvault gc`; a commit after the rewrite records what was
+redacted (never the text); the search and path indexes are dropped, state files quoting the
+text rewritten, and every remote-tracking copy of the old history (git fetch's, sync's)
+dropped. gc deletes the backups, drops such copies again (a plain `git fetch` brings them
+back while a remote holds the old history), clears the reflogs that name old commits and
+prunes. Clones and remotes that already have the old vault keep the text: only they can delete
+it (sync refuses them, and says what to run, by the redaction record).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from gitvault.errors import GitvaultError, Refused
 from gitvault.memory import cites, history, search
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
-from gitvault.vault import frontmatter, gitcmd, layout, schemas
+from gitvault.vault import frontmatter, gitcmd, layout, schemas, statedir
 from gitvault.vault.store import Vault, Write
 from gitvault.vault.times import utc_iso
 
@@ -190,15 +195,27 @@ class RedactPlan:
     messages: int = 0  # commit messages holding the text
     commits: int = 0  # vault commits in the history
     paths: list[str] = field(default_factory=list)  # files with at least one version changed
+    # The private sessions' local-only ref (layout.PRIVATE_REF): versions and messages, files.
+    private_versions: int = 0
+    private_paths: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Copies:
+    """What drop_copies did with the other refs that held the old history."""
+
+    dropped: list[str] = field(default_factory=list)  # remote-tracking copies: deleted
+    kept: list[str] = field(default_factory=list)  # the user's own refs: named, left alone
 
 
 @dataclass(frozen=True)
 class Redacted:
     plan: RedactPlan
-    backup_ref: str
-    old_tip: str
-    new_tip: str
-    record_commit: str
+    shared: Rewritten | None  # the vault branch (None: only private sessions held the text)
+    private: Rewritten | None  # the private sessions' ref (None: it held none)
+    record_commit: str | None
+    copies: Copies
+    state_files: list[str]  # state files the text was replaced in
 
 
 class _Rewrite:
@@ -336,51 +353,118 @@ def redact(
     confirm: Callable[[RedactPlan], bool],
     say: Callable[[str], None] = lambda _: None,
 ) -> Redacted | None:
-    """Rewrite the vault's history without pattern. confirm(plan) decides (False: nothing
-    changed, None returned)."""
+    """Rewrite without pattern every ref gitvault writes with the vault's layout: the vault
+    branch and the local-only ref of private sessions. Then every other copy this repository
+    holds of the old history goes (remote-tracking refs: drop_copies), and so do the caches and
+    state files that quote it. confirm(plan) decides (False: nothing changed, None returned)."""
     needle = check_pattern(pattern)
     vault = Vault(loc)
     vault.check_format()
-    target = history.resolve_id(vault, ident)
-    asked = False
+    private = Vault(loc, ref=layout.PRIVATE_REF)
+    mine = private if private.tip() is not None and private.is_gitvault() else None
+    target = _redact_target(vault, mine, ident)
     with tempfile.TemporaryDirectory(prefix="gitvault-redact-") as scratch:
-        for attempt in range(ATTEMPTS):
-            old = vault.check_format()
-            temp_ref = f"refs/gitvault/redacting-{time.time_ns()}"
-            rewrite = _Rewrite(loc, old, needle)
-            exported, imported = Path(scratch) / f"a{attempt}", Path(scratch) / f"b{attempt}"
-            rewrite.export(exported, temp_ref)
-            plan = RedactPlan(
-                target=ident.strip(),
-                target_path=target.path,
-                versions=rewrite.versions,
-                messages=rewrite.messages,
-                commits=rewrite.commits,
-                paths=sorted(rewrite.paths),
+        shared = _Pass(loc, vault, needle, Path(scratch) / "vault")
+        local = _Pass(loc, mine, needle, Path(scratch) / "private") if mine else None
+        plan = _plan(ident, target.path, shared, local)
+        if target.path not in plan.paths + plan.private_paths:
+            raise ForgetError(
+                f"{target.path} holds no such text in any version",
+                hint="check the ID and the exact text (case matters)",
             )
-            if target.path not in rewrite.paths:
-                raise ForgetError(
-                    f"{target.path} holds no such text in any version",
-                    hint="check the ID and the exact text (case matters)",
-                )
-            if not asked:
-                if not confirm(plan):
-                    return None
-                asked = True
-            new_tip = rewrite.import_(imported, temp_ref)
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            backup = f"{layout.BACKUP_REFS}{stamp}-{attempt}"
-            if vault.replace_history(new_tip, old, backup, f"redact {plan.target}"):
-                renamed = _renamed(_marks(exported), _marks(imported))
-                roots = _first_rewritten(loc, old, renamed)
-                record = _record(vault, plan, stamp, backup, old, renamed, roots)
-                search.drop(loc)
-                return Redacted(plan, backup, old, new_tip, record)
-            say("the vault moved during the rewrite; rewriting again")
-    raise GitvaultError(
-        f"the vault kept moving: gave up after {ATTEMPTS} rewrites",
-        hint="stop other gitvault processes (agents, drains) and try again",
+        if not confirm(plan):
+            return None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        done_private = local.publish(stamp, "-private", say) if local and local.changed else None
+        done = shared.publish(stamp, "", say) if shared.changed else None
+        plan = _plan(ident, target.path, shared, local)  # what the last attempts rewrote
+        record = None
+        roots: list[str] = []
+        if done is not None:
+            roots = _first_rewritten(loc, done.old_tip, done.renamed)
+            record = _record(vault, plan, stamp, done.backup_ref, done.old_tip, done.renamed, roots)
+        if done_private is not None:
+            roots += _first_rewritten(loc, done_private.old_tip, done_private.renamed)
+        search.drop(loc)
+        copies = drop_copies(loc, set(roots))
+        scrubbed = statedir.replace_text(loc, needle, REPLACEMENT)
+        return Redacted(plan, done, done_private, record, copies, scrubbed)
+
+
+def _redact_target(vault: Vault, private: Vault | None, ident: str) -> history.Target:
+    """The item named, in the vault or else among the private sessions."""
+    try:
+        return history.resolve_id(vault, ident)
+    except history.NotFound:
+        if private is None:
+            raise
+        return history.resolve_id(private, ident)
+
+
+def _plan(ident: str, path: str, shared: _Pass, local: _Pass | None) -> RedactPlan:
+    plan = RedactPlan(
+        target=ident.strip(),
+        target_path=path,
+        versions=shared.rewrite.versions,
+        messages=shared.rewrite.messages,
+        commits=shared.rewrite.commits,
+        paths=sorted(shared.rewrite.paths),
     )
+    if local is not None:
+        plan.private_versions = local.rewrite.versions + local.rewrite.messages
+        plan.private_paths = sorted(local.rewrite.paths)
+    return plan
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """One ref's history, rewritten and published."""
+
+    ref: str
+    backup_ref: str  # the old history, until `gitvault gc`
+    old_tip: str
+    new_tip: str
+    renamed: dict[str, str]  # old commit → new commit
+
+
+class _Pass:
+    """The rewrite of one ref: exported once to plan, then imported and published by
+    compare-and-swap (exported again when another writer moved the ref meanwhile)."""
+
+    def __init__(self, loc: Location, vault: Vault, needle: bytes, scratch: Path) -> None:
+        self.loc, self.vault, self.needle = loc, vault, needle
+        scratch.mkdir()
+        self.scratch = scratch
+        self.attempt = 0
+        self._export()
+
+    def _export(self) -> None:
+        self.old = self.vault.check_format()
+        self.temp_ref = f"refs/gitvault/redacting-{time.time_ns()}"
+        self.rewrite = _Rewrite(self.loc, self.old, self.needle)
+        self.exported = self.scratch / f"a{self.attempt}"
+        self.imported = self.scratch / f"b{self.attempt}"
+        self.rewrite.export(self.exported, self.temp_ref)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.rewrite.versions or self.rewrite.messages)
+
+    def publish(self, stamp: str, suffix: str, say: Callable[[str], None]) -> Rewritten:
+        while True:
+            new_tip = self.rewrite.import_(self.imported, self.temp_ref)
+            backup = f"{layout.BACKUP_REFS}{stamp}-{self.attempt}{suffix}"
+            if self.vault.replace_history(new_tip, self.old, backup, f"redact in {self.vault.ref}"):
+                renamed = _renamed(_marks(self.exported), _marks(self.imported))
+                return Rewritten(self.vault.ref, backup, self.old, new_tip, renamed)
+            self.attempt += 1
+            if self.attempt >= ATTEMPTS:
+                raise GitvaultError(
+                    f"{self.vault.ref} kept moving: gave up after {ATTEMPTS} rewrites",
+                    hint="stop other gitvault processes (agents, drains) and try again",
+                )
+            say(f"{self.vault.ref} moved during the rewrite; rewriting again")
+            self._export()
 
 
 def _renamed(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
@@ -467,6 +551,41 @@ def redacted_commits(vault: Vault, at: str) -> set[str]:
     return out
 
 
+# -- every other copy ------------------------------------------------------------------------
+
+
+_COPY_PREFIXES = ("refs/remotes/", "refs/gitvault/")  # what gitvault or git fetch made: dropped
+
+
+def drop_copies(loc: Location, roots: set[str]) -> Copies:
+    """Every ref but the vault's own that still reaches a commit the rewrite changed (roots:
+    the first changed commits, see _first_rewritten): remote-tracking copies (`git fetch`'s
+    refs/remotes/<r>/vault, sync's refs/gitvault/remotes/<r>/vault) and gitvault's leftovers
+    are deleted, as their reflogs with them (the next fetch of a remote still holding the old
+    history is refused by sync before anything enters the repository; a plain `git fetch`
+    brings it back, and the next `gitvault gc` drops it again); the user's own refs (a branch,
+    a tag) are named and left alone."""
+    cwd = loc.common_dir
+    present = gitcmd.existing_commits(cwd, sorted(roots))
+    if not present:
+        return Copies()
+    args = ["for-each-ref", "--format=%(refname)"]
+    for root in present:
+        args += ["--contains", root]
+    proc = gitcmd.run_git(args, cwd, check=False)
+    own = {Vault(loc).ref, layout.PRIVATE_REF}
+    dropped, kept = [], []
+    for ref in proc.stdout.decode("utf-8", "replace").splitlines():
+        if not ref or ref in own or ref.startswith(layout.BACKUP_REFS):
+            continue
+        if ref.startswith(_COPY_PREFIXES):
+            gitcmd.run_git(["update-ref", "-d", ref], cwd, check=False)
+            dropped.append(ref)
+        else:
+            kept.append(ref)
+    return Copies(dropped, kept)
+
+
 # -- gc --------------------------------------------------------------------------------------
 
 
@@ -477,16 +596,126 @@ def backups(loc: Location) -> list[str]:
     return [ln for ln in proc.stdout.decode().splitlines() if ln.strip()]
 
 
-def gc(loc: Location) -> list[str]:
-    """Delete the redaction backups, expire the vault branch's reflog, prune what only they
-    kept (`git gc --prune=now`). Returns the refs deleted."""
+def has_redactions(loc: Location) -> bool:
+    vault = Vault(loc)
+    tip = vault.tip()
+    return tip is not None and any(
+        layout.is_redaction(f"{layout.REDACTIONS}/{name}")
+        for name, is_dir in vault.listdir(layout.REDACTIONS, tip)
+        if not is_dir
+    )
+
+
+@dataclass(frozen=True)
+class Collected:
+    backups: list[str]  # the backup refs deleted
+    copies: Copies  # other refs that held the old history
+    reflog_entries: int  # entries of other reflogs (a worktree's HEAD, a branch) deleted
+    checkouts: list[str]  # worktrees with the vault checked out: their index holds old files
+
+
+def gc(loc: Location) -> Collected:
+    """Delete the redaction backups and every copy of the old history gitvault or git fetch
+    made (drop_copies), expire the reflogs of the vault's refs, delete the entries of other
+    reflogs that name an old commit, prune what only they kept (`git gc --prune=now`)."""
+    cwd = loc.common_dir
     vault = Vault(loc)
     gone = backups(loc)
+    old = _old_commits(loc, gone, [vault.ref, layout.PRIVATE_REF])
+    roots = {sha for sha, parents in old.items() if not any(p in old for p in parents)}
+    tip = vault.tip()
+    if tip is not None:
+        roots |= redacted_commits(vault, tip)
+    copies = drop_copies(loc, roots)
     for ref in gone:
-        gitcmd.run_git(["update-ref", "-d", ref], loc.common_dir)
-    gitcmd.run_git(
-        ["reflog", "expire", "--expire=now", "--expire-unreachable=now", vault.ref],
-        loc.common_dir,
+        gitcmd.run_git(["update-ref", "-d", ref], cwd)
+    # The reflogs of the vault's own refs and of its remote-tracking copies go whole (an entry's
+    # old value keeps a commit too, and `git reflog show` does not print it); other reflogs lose
+    # only the entries that name an old commit.
+    for ref in [vault.ref, layout.PRIVATE_REF, *_tracking_copies(loc, vault.branch)]:
+        gitcmd.run_git(
+            ["reflog", "expire", "--expire=now", "--expire-unreachable=now", ref], cwd, check=False
+        )
+    entries = _drop_reflog_entries(loc, set(old))
+    checkouts = _vault_checkouts(loc, vault.ref, set(old))
+    gitcmd.run_git(["gc", "--prune=now", "--quiet"], cwd)
+    return Collected(gone, copies, entries, checkouts)
+
+
+def _old_commits(loc: Location, old_tips: list[str], live: list[str]) -> dict[str, list[str]]:
+    """The commits only the old histories hold (not the live refs): sha → parents."""
+    if not old_tips:
+        return {}
+    keep = [ref for ref in live if gitcmd.ref_exists(loc.common_dir, ref)]
+    proc = gitcmd.run_git(
+        ["rev-list", "--parents", *old_tips, "--not", *keep], loc.common_dir, check=False
     )
-    gitcmd.run_git(["gc", "--prune=now", "--quiet"], loc.common_dir)
-    return gone
+    out: dict[str, list[str]] = {}
+    for line in proc.stdout.decode().splitlines():
+        sha, *parents = line.split()
+        out[sha] = parents
+    return out
+
+
+def _worktrees(loc: Location) -> list[tuple[Path, str]]:
+    """(path, branch ref or '') of every worktree of the repository."""
+    proc = gitcmd.run_git(["worktree", "list", "--porcelain", "-z"], loc.common_dir, check=False)
+    found: list[tuple[Path, str]] = []
+    path: Path | None = None
+    branch = ""
+    for field_ in [*proc.stdout.decode("utf-8", "replace").split("\0"), ""]:
+        if field_.startswith("worktree "):
+            path, branch = Path(field_[9:]), ""
+        elif field_.startswith("branch "):
+            branch = field_[7:]
+        elif not field_ and path is not None:
+            found.append((path, branch))
+            path = None
+    return found
+
+
+def _tracking_copies(loc: Location, branch: str) -> list[str]:
+    """The remote-tracking refs of the vault: git fetch's refs/remotes/<r>/<branch> and
+    sync's refs/gitvault/remotes/<r>/vault."""
+    proc = gitcmd.run_git(
+        ["for-each-ref", "--format=%(refname)", "refs/remotes/", layout.TRACKING_PREFIX],
+        loc.common_dir,
+        check=False,
+    )
+    refs = proc.stdout.decode("utf-8", "replace").splitlines()
+    return [
+        ref
+        for ref in refs
+        if ref.startswith(layout.TRACKING_PREFIX)
+        or (ref.startswith("refs/remotes/") and ref.split("/", 3)[-1] == branch)
+    ]
+
+
+def _drop_reflog_entries(loc: Location, old: set[str]) -> int:
+    """Delete the entries of every reflog (each worktree's HEAD included: in the common dir,
+    `--all` names them HEAD and worktrees/<name>/HEAD) that name one of the old commits (a
+    `git checkout vault`, a branch reset onto it)."""
+    if not old:
+        return 0
+    cwd = loc.common_dir
+    proc = gitcmd.run_git(["reflog", "show", "--all", "--format=%gD %H"], cwd, check=False)
+    doomed = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        selector, _, sha = line.rpartition(" ")
+        if sha in old:
+            doomed.append(selector)
+    count = 0
+    for selector in reversed(doomed):  # each reflog's oldest first: its newer indexes hold
+        done = gitcmd.run_git(["reflog", "delete", "--rewrite", selector], cwd, check=False)
+        count += done.returncode == 0
+    return count
+
+
+def _vault_checkouts(loc: Location, ref: str, old: set[str]) -> list[str]:
+    """Worktrees that have the vault (or an old commit of it) checked out."""
+    out = []
+    for path, branch in _worktrees(loc):
+        head = gitcmd.run_git(["rev-parse", "-q", "--verify", "HEAD"], path, check=False)
+        if branch == ref or head.stdout.decode().strip() in old:
+            out.append(str(path))
+    return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,11 +103,18 @@ def network_env(loc: Location) -> dict[str, str]:
     return env
 
 
+Screen = Callable[[Path, str], None]  # (the throwaway repository, the remote's tip): may raise
+
+
 @contextmanager
-def fetch(loc: Location, remote: str, remote_ref: str, tracking: str) -> Iterator[Fetched]:
+def fetch(
+    loc: Location, remote: str, remote_ref: str, tracking: str, screen: Screen | None = None
+) -> Iterator[Fetched]:
     """Fetch the remote's vault, bounded in size, disk and time, into a throwaway repository;
     only objects git fsck --strict accepts enter this one (tracking ref updated). Yields what
-    came (tip None: the remote has no vault; the tracking ref is removed)."""
+    came (tip None: the remote has no vault; the tracking ref is removed). screen(where, tip)
+    runs first, on the throwaway repository: what it refuses (history that was redacted here)
+    never enters this one."""
     import shutil
 
     cwd = cwd_of(loc)
@@ -126,6 +133,8 @@ def fetch(loc: Location, remote: str, remote_ref: str, tracking: str) -> Iterato
             yield Fetched(None, True, loc.common_dir, [])
             return
         problems = _fsck(where)
+        if screen is not None:
+            screen(where, tip)  # a remote failing fsck too: its files may still be taken
         if problems:
             yield Fetched(tip, False, where, problems)
             return

@@ -20,6 +20,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gitvault.errors import Busy, GitvaultError, Refused
@@ -171,14 +172,18 @@ def _attempts(
     for attempt in range(PUSH_ATTEMPTS):
         result.attempts = attempt + 1
         result.committed = []
-        with remote.fetch(loc, result.remote, conf.remote_ref, tracking) as got:
+
+        def screen(where: Path, tip: str) -> None:
+            _check_not_redacted(loc, vault, where, tip, result, conf.remote_ref)
+
+        with remote.fetch(loc, result.remote, conf.remote_ref, tracking, screen) as got:
             tip_r = result.fetched = got.tip
             if tip_r is not None and not got.clean:
                 _take_valid_files(loc, vault, conf, result, got, say)
                 return
         if tip_r is not None:
             _check_remote_format(vault, tip_r, result)
-            _check_not_redacted(vault, cwd, tip_r, result, conf.remote_ref)
+            _check_own_history_redacted(vault, cwd, tip_r, result)
         local = vault.check_format()
         plan = None
         if tip_r is not None and not _has(vault, local, tip_r):
@@ -262,10 +267,14 @@ def _has(vault: Vault, local: str, tip_r: str) -> bool:
 
 
 def _check_not_redacted(
-    vault: Vault, cwd: Any, tip_r: str, result: SyncResult, remote_ref: str
+    loc: Location, vault: Vault, where: Path, tip_r: str, result: SyncResult, remote_ref: str
 ) -> None:
     """A remote that still holds history this clone redacted would bring the redacted text back
-    with the merge: refuse, and say how to publish the rewritten vault instead."""
+    with the merge: refuse, and say how to publish the rewritten vault instead. Run on the
+    fetch's throwaway repository (where), so a refused history never enters this one."""
+    kind = gitcmd.run_git(["cat-file", "-t", tip_r], where, check=False).stdout.strip()
+    if kind != b"commit":
+        return  # not a vault at all: fsck's problems say so
     local = vault.require_tip()
     hint = (
         f"publish the rewritten vault: git push --force-with-lease={remote_ref}:{tip_r} "
@@ -275,14 +284,35 @@ def _check_not_redacted(
     # The redaction records name the commits the rewrite replaced: a remote history holding
     # one holds the text, whether or not this clone's backups were gc'd.
     for old in sorted(forget.redacted_commits(vault, local)):
-        if gitcmd.is_ancestor(cwd, old, tip_r):  # False: no such commit here
+        if gitcmd.is_ancestor(where, old, tip_r):  # False: no such commit here
             raise Refused(
                 f"{result.remote}'s vault still holds history that was redacted here "
-                f"(`gitvault redact`); merging it would bring the redacted text back",
+                f"(`gitvault redact`); merging it would bring the redacted text back "
+                "(nothing of it was kept)",
                 hint=hint,
             )
-    # A teammate redacted and published: this clone's own vault still holds the old history,
-    # and a merge would push the text back to the remote.
+    proc = gitcmd.run_git(
+        ["for-each-ref", "--format=%(objectname)", layout.BACKUP_REFS], loc.common_dir, check=False
+    )
+    for old in proc.stdout.decode().split():
+        # The remote shares a commit with the pre-redaction history that the rewritten one
+        # does not have: it holds rewritten (unredacted) commits.
+        base = gitcmd.run_git(["merge-base", old, tip_r], where, check=False).stdout.decode()
+        base = base.strip()
+        if base and not gitcmd.is_ancestor(where, base, local):
+            raise Refused(
+                f"{result.remote}'s vault still holds history that was redacted here "
+                f"(`gitvault redact`); merging it would bring the redacted text back "
+                "(nothing of it was kept)",
+                hint=hint,
+            )
+
+
+def _check_own_history_redacted(vault: Vault, cwd: Path, tip_r: str, result: SyncResult) -> None:
+    """The remote's vault was redacted by a teammate and this clone's still holds the old
+    history: a merge would push the text back. Its rewritten history is in this repository
+    now (the hint's update-ref takes it)."""
+    local = vault.require_tip()
     for old in sorted(forget.redacted_commits(vault, tip_r)):
         if gitcmd.is_ancestor(cwd, old, local):
             raise Refused(
@@ -291,21 +321,8 @@ def _check_not_redacted(
                 hint=f"take the rewritten vault: git update-ref {vault.ref} {tip_r} {local} — "
                 "then `gitvault backfill` writes again the notes of commits it lacks (sessions "
                 f"saved here since the last sync stay in {local[:12]}: `git show "
-                f"{local[:12]}:sessions/<name>.md`, then `gitvault save` them again)",
-            )
-    proc = gitcmd.run_git(
-        ["for-each-ref", "--format=%(objectname)", layout.BACKUP_REFS], cwd, check=False
-    )
-    for old in proc.stdout.decode().split():
-        # The remote shares a commit with the pre-redaction history that the rewritten one
-        # does not have: it holds rewritten (unredacted) commits.
-        base = gitcmd.run_git(["merge-base", old, tip_r], cwd, check=False).stdout.decode()
-        base = base.strip()
-        if base and not vault.git.is_ancestor(base, local):
-            raise Refused(
-                f"{result.remote}'s vault still holds history that was redacted here "
-                f"(`gitvault redact`); merging it would bring the redacted text back",
-                hint=hint,
+                f"{local[:12]}:sessions/<name>.md`, then `gitvault save` them again); "
+                "`gitvault gc --yes` then deletes the old history from this clone",
             )
 
 

@@ -282,6 +282,19 @@ def ref_exists(cwd: Path, rev: str) -> str | None:
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
+def existing_commits(cwd: Path, shas: Sequence[str]) -> list[str]:
+    """Those of shas that are commits in the repository (one `git cat-file --batch-check`)."""
+    if not shas:
+        return []
+    data = "".join(f"{sha}\n" for sha in shas).encode()
+    proc = run_git(["cat-file", "--batch-check"], cwd, input=data, check=False)
+    lines = proc.stdout.decode("utf-8", "replace").splitlines()
+    # "<sha> commit <size>" for each one there, "<sha> missing" otherwise
+    return [
+        sha for sha, line in zip(shas, lines, strict=False) if line.split(" ")[1:2] == ["commit"]
+    ]
+
+
 def tree_readable(cwd: Path, rev: str) -> bool:
     return run_git(["cat-file", "-e", f"{rev}^{{tree}}"], cwd, check=False).returncode == 0
 

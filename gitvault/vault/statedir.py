@@ -14,13 +14,20 @@ what a later gitvault (sharing this clone) keeps there.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from gitvault.errors import GitvaultError
 from gitvault.resolve import STATE_DIRNAME, Location
-from gitvault.vault.files import load_json_object, make_dirs, write_json
+from gitvault.vault.files import (
+    atomic_write,
+    load_json_object,
+    make_dirs,
+    read_regular,
+    write_json,
+)
 
 # -- the notes' pipeline (the git shims append, notes/drain writes the notes) -------------------
 SPOOL = "spool"  # one tab-separated line per commit, appended by the shims
@@ -129,6 +136,51 @@ def agent_file(agent: str, what: str) -> str:
     """The state file an agent adapter keeps about its own wiring (`claude-stamp.json`):
     the adapter names the agent, this module the shape of the name."""
     return f"{agent}-{what}.json"
+
+
+# Not rewritten by replace_text: caches dropped and rebuilt whole instead (bytes replaced in an
+# SQLite file would corrupt it), the launcher, the scratch repositories of fetches, and the
+# files an flock is held on (they name a holder, never vault text).
+_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", SYNC_INCOMING)
+_HELD_SUFFIXES = (".lock", ".lease", ".pid")
+REPLACE_LIMIT = 64 * 1024 * 1024
+
+
+def replace_text(loc: Location, needle: bytes, replacement: bytes) -> list[str]:
+    """Replace needle in every state file that holds it (`gitvault redact`: logs, a session's
+    ledger, quarantine records, the fold's state …), as bytes and as JSON writes it; each file
+    replaced atomically, never through a link. The names (relative to the folder) rewritten."""
+    import json
+
+    forms = {needle}
+    try:
+        forms.add(json.dumps(needle.decode("utf-8"))[1:-1].encode())
+        forms.add(json.dumps(needle.decode("utf-8"), ensure_ascii=False)[1:-1].encode())
+    except UnicodeDecodeError:
+        pass
+    root = loc.state_dir
+    done: list[str] = []
+    if not root.is_dir():
+        return done
+    for folder, dirs, names in os.walk(root):
+        here = Path(folder)
+        if here == root:
+            dirs[:] = [d for d in dirs if d not in _NOT_TEXT]
+        for name in names:
+            if name.startswith(_NOT_TEXT) or name.endswith(_HELD_SUFFIXES):
+                continue
+            path = here / name
+            try:
+                data = read_regular(path, REPLACE_LIMIT)
+            except OSError:
+                continue  # a link, a FIFO, too large or gone: never followed or blocked on
+            new = data
+            for form in forms:
+                new = new.replace(form, replacement)
+            if new != data:
+                atomic_write(path, new)
+                done.append(str(path.relative_to(root)))
+    return sorted(done)
 
 
 class JsonFile:

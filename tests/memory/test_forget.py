@@ -275,3 +275,45 @@ def test_a_forget_reaches_a_teammates_recall_search_digest_and_agent_file(
     assert "Frobnicator" not in b.gv("recall").out
     assert b.gv("search", "frobnicator", "--json").json("search")["results"] == []
     assert "Frobnicator" not in (b.path / "CLAUDE.md").read_text()
+
+
+def test_redact_reaches_private_sessions_state_files_and_names_what_it_leaves(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Text only a --private session holds: that local-only ref is rewritten (recall stops
+    showing it, redact says so); a state file quoting it is rewritten; the user's own branch
+    holding the old history and a worktree with the vault checked out are named, not touched;
+    gc deletes the HEAD reflog entries that name old commits."""
+    secret = "hunter2-zebra-80"
+    saved = cli_in(
+        repo, "save", "--private", "--json", stdin=session_text("Mine", summary=f"Use {secret}.")
+    )
+    assert saved.code == 0 and saved.json("save")["private"], saved
+    slug = saved.json("save")["slug"]
+    assert secret in cli_in(repo, "recall").out
+    planted = repo.state_dir / "log"
+    planted.write_text(f"2026-12-01 a failure quoting {secret}\n")
+    repo.git("branch", "mine", layout.PRIVATE_REF)  # the user's own copy of the old history
+    audit = tmp_path / "audit"
+    repo.git("worktree", "add", "-q", str(audit), "vault")
+    repo.git("-C", str(audit), "checkout", "-q", "--detach", layout.PRIVATE_REF)
+
+    done = cli_in(repo, "redact", f"s:{slug}", "--pattern", secret, "--yes")
+    assert done.code == 0, done
+    assert "only private sessions held the text" in done.out
+    assert f"private sessions ({layout.PRIVATE_REF}" in done.out
+    assert "refs/heads/mine still holds the old history" in done.out
+    assert secret not in cli_in(repo, "recall").out
+    assert secret not in planted.read_text() and "[REDACTED]" in planted.read_text()
+    assert repo.git("rev-parse", "vault") and not [
+        p for p in repo.vault_files() if p.startswith("redactions/")
+    ]  # nothing shared held it: no record on the vault branch
+
+    collected = cli_in(repo, "gc", "--yes")
+    assert collected.code == 0, collected
+    assert "refs/heads/mine still holds the old history" in collected.out
+    assert f"the worktree {audit} has the vault checked out" in collected.out
+    assert "reflog entries" in collected.out
+    head_log = repo.git("-C", str(audit), "reflog", "show", "--format=%H", "HEAD").split()
+    old_private = repo.git("rev-parse", "mine")
+    assert old_private not in head_log

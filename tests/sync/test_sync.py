@@ -494,3 +494,101 @@ def test_redacted_history_stays_out_after_gc_and_a_teammate_cannot_push_it_back(
     assert b.gv("backfill").code == 0 and b.gv("sync").code == 0
     assert secret not in git(remote, "log", "-p", "vault")
     assert a.gv("sync").code == 0 and secret not in a.git("log", "-p", "vault")
+
+
+def _holding(repo: Repo, text: str) -> list[str]:
+    """Every object of the repository (reachable or not) and every plain file of its git dir
+    outside the object store that holds text: what a grep finds on this disk."""
+    needle = text.encode()
+    objects = repo.run("cat-file", "--batch-all-objects", "--batch").stdout
+    found = [f"{objects.count(needle)} object(s)"] if needle in objects else []
+    for path in sorted(repo.git_dir.rglob("*")):
+        if "objects" in path.relative_to(repo.git_dir).parts[:1] or not path.is_file():
+            continue
+        if needle in path.read_bytes():
+            found.append(str(path.relative_to(repo.git_dir)))
+    return found
+
+
+def _reaching(repo: Repo, text: str) -> list[str]:
+    """The refs whose history holds text in a file version or a commit message."""
+    out = []
+    for ref in repo.git("for-each-ref", "--format=%(refname)").splitlines():
+        if text in repo.git("log", "-p", "--format=%B", ref):
+            out.append(ref)
+    return out
+
+
+def test_redact_and_gc_leave_no_copy_on_this_disk_and_sync_keeps_it_out(
+    remote: Path, tmp_path: Path
+) -> None:
+    """The whole sequence with a real bare remote and two clones: the shared and the private
+    session hold the text, `git fetch` and sync made their remote-tracking copies, the
+    teammate holds it too. After redact + gc no object and no file of the redacting clone
+    holds it; its sync refuses the remote's old history without taking any of it in; a plain
+    `git fetch` brings a copy back and the next gc drops it; the teammate follows the hint."""
+    from tests.support.memory import cli_in, session_text
+
+    secret = "hunter2-zebra-79"
+    a = clone(remote, tmp_path / "a")
+    a.commit("feat: an ordinary commit")
+    leaky = cli_in(a, "save", "--json", stdin=session_text("Leaky", summary=f"Call it {secret}."))
+    assert leaky.code == 0, leaky
+    slug = leaky.json("save")["slug"]
+    private = cli_in(
+        a, "save", "--private", stdin=session_text("Mine", summary=f"Privately: {secret}.")
+    )
+    assert private.code == 0 and "private" in private.out, private
+    assert secret in a.gv("recall").out
+    sync(a)
+    a.git("fetch", "-q", "origin")  # refs/remotes/origin/vault, as any `git fetch` makes it
+    b = clone(remote, tmp_path / "b")
+    sync(b)
+    assert {"refs/remotes/origin/vault", "refs/gitvault/remotes/origin/vault"} <= set(
+        _reaching(a, secret)
+    )
+
+    done = a.gv("redact", f"s:{slug}", "--pattern", secret, "--yes", "--json")
+    assert done.code == 0, done
+    data = done.json("redact")
+    assert data["private"]["ref"] == layout.PRIVATE_REF and data["private"]["versions"] == 1
+    assert set(data["dropped_refs"]) == {
+        "refs/remotes/origin/vault",
+        "refs/gitvault/remotes/origin/vault",
+    }
+    assert data["kept_refs"] == []
+    assert secret not in a.gv("recall").out  # the private session is rewritten too
+    assert "[REDACTED]" in a.gv("recall").out
+    assert sorted(_reaching(a, secret)) == sorted(
+        r
+        for r in a.git("for-each-ref", "--format=%(refname)").splitlines()
+        if r.startswith(layout.BACKUP_REFS)
+    )
+    assert a.gv("gc", "--yes").code == 0
+    assert _holding(a, secret) == []
+    assert a.gv("search", "zebra", "--json").code == 0 and _holding(a, secret) == []
+
+    # The remote still holds the old history: refused, and none of it entered this clone.
+    refused = a.gv("sync")
+    assert refused.code == 3 and "still holds history that was redacted" in refused.err
+    assert _holding(a, secret) == []
+    # A plain `git fetch` is git's own: it brings a copy back; the next gc drops it again.
+    a.git("fetch", "-q", "origin")
+    assert _reaching(a, secret) == ["refs/remotes/origin/vault"]
+    again = a.gv("gc", "--yes")
+    assert again.code == 0 and "dropped refs/remotes/origin/vault" in again.out, again
+    assert _holding(a, secret) == []
+
+    # The remote's owner publishes the rewritten vault; the teammate is refused, then follows
+    # the hint (update-ref, backfill, gc) and holds no copy either.
+    git(remote, "config", "receive.denyNonFastForwards", "false")
+    (remote / "hooks" / "update").unlink()
+    a.git("push", "-q", "--force", "origin", "vault:vault")
+    assert secret not in git(remote, "log", "-p", "--format=%B", "vault")
+    stale = b.gv("sync")
+    assert stale.code == 3 and "git update-ref" in stale.err and "gc --yes" in stale.err, stale
+    b.git("update-ref", "refs/heads/vault", git(remote, "rev-parse", "vault"))
+    assert b.gv("backfill").code == 0 and b.gv("sync").code == 0
+    assert b.gv("gc", "--yes").code == 0
+    assert _holding(b, secret) == []
+    assert sync(a)["fetched"] and _holding(a, secret) == []
