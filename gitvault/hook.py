@@ -3,6 +3,7 @@
     gitvault-hook git drain <common git dir> [--detach|--wait]   (the git shims)
     gitvault-hook git sync <pre-push|post-merge> <repository> [REMOTE]  (sync.auto, detached)
     gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
+    gitvault-hook status --line                                  (Claude Code's statusLine)
     gitvault-hook <agent> <event>                                (every agent's hook settings)
 
 It imports only what the called hook needs: a hook that imported the CLI (typer, rich) would
@@ -39,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
         return run.hook_main(args[2:])
     if args[:1] == ["fold"] and len(args) >= 2:
         return _fold(args[1:])
+    if args[:2] == ["status", "--line"]:  # an agent's status line (Claude Code's statusLine)
+        from gitvault.status.line import fast_status_line
+
+        answered = fast_status_line(args)
+        return 2 if answered is None else answered
     if len(args) in (1, 2):  # AGENT EVENT, or gitvault 0.1's EVENT
         from gitvault.agents import runtime
 

@@ -43,8 +43,9 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "pathrecall",  # what the vault knows per project path: the index, the edit-time block
         "fold sync",  # the digest rewrite; the vault exchange
         "agents",  # the hook behaviours and the agent adapters
-        "install status hook drain claude_hooks configure mcpserver",  # product-wide, MCP
-        "demo",  # the whole loop on a scratch repository
+        "install status drain claude_hooks configure mcpserver",  # product-wide, MCP
+        # the whole loop on a scratch repository; the hooks' entry (it answers the status line)
+        "demo hook",
         "commands",  # the typer commands, thin over the floors below
         "cli",  # the app: parse, dispatch, map errors to exit codes (and status --line first)
         "__main__",

@@ -5,7 +5,9 @@ session-start → recall_at_start: the recall block (≤ 9,500 characters) as co
                 session's run in the ledger (when and in which worktree it runs: the basis of
                 attribution), remembers a hash of each recall part it injected, and on `resume`
                 injects only the parts that changed since this conversation last got them
-                (nothing when none did); startup, clear and compact inject the whole block.
+                (nothing when none did); startup, clear and compact inject the whole block,
+                the newest unconsumed handover of the worktree and branch first (consumed
+                then: offered once).
 turn-end      → ask_for_save_when_due: {"decision": "block", "reason": …} only when a save is
                 due (gitvault.agents.capture).
 pre-compact   → record_unsaved_work: a mechanical session record when this session has
@@ -157,9 +159,18 @@ def recall_at_start(call: HookCall) -> Answer | None:
     # A resumed conversation still holds what it was given (the agent replays it): only what
     # changed since. compact and clear dropped it: everything again.
     known = state.recall if source == "resume" and state.recall else None
-    result = recall.build(call.cwd, call.branch(), here=state.branch, known=known, loc=loc)
+    # A handover (`gitvault checkpoint`) goes first into a fresh context (startup, clear,
+    # compact), once: a resumed conversation holds what it had.
+    fresh = source != "resume"
+    result = recall.build(
+        call.cwd, call.branch(), here=state.branch, known=known, loc=loc, handover=fresh
+    )
     for problem in result.problems:
         call.log(f"{call.adapter.name} hook session-start: {problem}")
+    if result.handovers:
+        from gitvault.memory import handovers
+
+        handovers.consume(loc, result.handovers, call.session_id)
     state.recall = {**(known or {}), **result.parts}
     state.cli = call.adapter.shell_cli()
     return {"context": result.text} if result.text else None

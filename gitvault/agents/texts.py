@@ -1,6 +1,7 @@
 """Texts shown to agents, each in one copy: the save instruction (rendered into the Stop
-reason, the agent files' managed section and the /save skill), how to run gitvault, and the
-mechanical session record."""
+reason, the agent files' managed section and the /save skill), the handover instruction (the
+/checkpoint skill and the managed section), how to run gitvault, and the mechanical session
+record."""
 
 from __future__ import annotations
 
@@ -64,6 +65,37 @@ def save_command(
     )
 
 
+CHECKPOINT_BODY = """\
+## Asked
+<what the user asked this session, in their words, and what is done of it>
+## Open Threads
+- <what is unfinished, undecided or broken, with file names>
+## Next Step
+<the first thing the next session should do>"""
+
+
+def checkpoint_command(*, cmd: str, agent: str, title: str, session_expr: str | None = None) -> str:
+    """The one handover command an agent is asked to run (gitvault adds the commits)."""
+    session = f" --session-id {session_expr}" if session_expr else ""
+    return (
+        f'{cmd} checkpoint{session} --agent {agent} --title "{title}" '
+        f"<<'{SAVE_HEREDOC}'\n{CHECKPOINT_BODY}\n{SAVE_HEREDOC}"
+    )
+
+
+def checkpoint_instruction(command: str) -> str:
+    """What the /checkpoint skill says (and, shorter, the managed section)."""
+    return (
+        "Your context window is nearly full, or the user asked for a handover. Write a handover "
+        "for the session that continues this work after the context is cleared: it gets this "
+        "text first in its recall, once. gitvault adds the commits this session made itself "
+        "(from git), so do not list them. " + NO_RECALL_COPY + " Run exactly one command:\n\n"
+        "```\n" + command + "\n```\n\n"
+        "Then tell the user the handover is saved and that `/clear` (or a new session) starts "
+        "from it."
+    )
+
+
 def stop_reason(what: str, command: str) -> str:
     return (
         f"gitvault: {what}. Save a short session summary now, then finish. Run exactly:\n"
@@ -87,6 +119,9 @@ def agent_file_mechanics() -> str:
         "you):\n"
         "```\n" + save_command(cmd="gitvault", agent="<agent>", title="<what you did>") + "\n```\n"
         "Never paste recalled text into a save.\n"
+        "When your context window is nearly full (a status line saying CHECKPOINT) or the user "
+        "asks for a handover, run `gitvault checkpoint` the same way, with ## Asked, "
+        "## Open Threads and ## Next Step on stdin: the next session starts from it.\n"
         "Check a remembered fact with `git show <sha>` (c:…) or `gitvault show <slug>` (s:…)."
     )
 

@@ -16,6 +16,7 @@ from gitvault.fold import run as fold_mod
 
 def register(app: typer.Typer) -> None:
     app.command()(save)
+    app.command()(checkpoint)
     app.command()(fold)
     app.command()(patch)
 
@@ -51,10 +52,7 @@ def save(
             err.print("reading the session from stdin; end with Ctrl-D")
         raw = sys.stdin.read()
     else:
-        try:
-            raw = Path(file).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise GitvaultError(f"cannot read {file}: {exc.strerror}") from exc
+        raw = _read_text_file(file)
     sid, who = _session_defaults(session_id, agent)
     saved = capture.save(loc, raw, title=title, session_id=sid, agent=who, private=private)
     if json_out:
@@ -73,6 +71,80 @@ def save(
     out.print(f"saved {saved.path} ({saved.commit[:7]}){where}")
     if saved.redactions:
         out.print(f"  redacted {saved.redactions} secret(s) before writing")
+
+
+def checkpoint(
+    ctx: typer.Context,
+    file: str = typer.Argument(
+        "-",
+        metavar="[FILE|-]",
+        help="The handover text: ## Asked, ## Open Threads, ## Next Step (default: stdin).",
+    ),
+    asked: str = typer.Option(None, "--asked", metavar="TEXT", help="What the user asked."),
+    open_threads: str = typer.Option(
+        None, "--open", metavar="TEXT", help="What is unfinished or undecided."
+    ),
+    next_step: str = typer.Option(
+        None, "--next", metavar="TEXT", help="What the next session should do first."
+    ),
+    title: str = typer.Option(
+        None, "--title", "-t", metavar="TITLE", help="Title (default: what was asked)."
+    ),
+    session_id: str = typer.Option(
+        None, "--session-id", metavar="ID", help="The agent session's id (as for `save`)."
+    ),
+    agent: str = typer.Option(None, "--agent", metavar="AGENT", help="Who saved it."),
+    private: bool = typer.Option(
+        False, "--private", help="Keep it on this machine: never pushed by `gitvault sync`."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """SAVE a handover before the context runs out: what was asked, what this session
+    committed (from its worktree's HEAD reflog), open threads, next step. The next session
+    started here gets it first in its recall, once."""
+    from gitvault.agents import checkpoint as checkpoint_mod
+
+    loc = location(ctx)
+    raw = ""
+    if file != "-":
+        raw = _read_text_file(file)
+    elif asked is None or next_step is None:
+        if sys.stdin.isatty():
+            err.print("reading the handover from stdin; end with Ctrl-D")
+        raw = sys.stdin.read()
+    sid, who = _session_defaults(session_id, agent)
+    overrides = {"Asked": asked, "Open Threads": open_threads, "Next Step": next_step}
+    saved, made = checkpoint_mod.checkpoint(
+        loc, raw, overrides=overrides, title=title, session_id=sid, agent=who, private=private
+    )
+    if json_out:
+        emit_json(
+            "checkpoint",
+            {
+                "slug": saved.slug,
+                "path": saved.path,
+                "commit": saved.commit,
+                "redactions": saved.redactions,
+                "private": saved.private,
+                "commits": [c.sha for c in made],
+            },
+        )
+        return
+    where = " (private: this machine only)" if saved.private else ""
+    out.print(f"saved handover {saved.path} ({saved.commit[:7]}){where}", markup=False)
+    out.print(
+        f"  lists {len(made)} commit(s) this session made; the next session here starts from it",
+        markup=False,
+    )
+    if saved.redactions:
+        out.print(f"  redacted {saved.redactions} secret(s) before writing")
+
+
+def _read_text_file(file: str) -> str:
+    try:
+        return Path(file).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise GitvaultError(f"cannot read {file}: {exc.strerror}") from exc
 
 
 def _session_defaults(session_id: str | None, agent: str | None) -> tuple[str | None, str | None]:

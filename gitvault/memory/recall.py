@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gitvault.errors import GitvaultError
-from gitvault.memory import cites, sections
+from gitvault.memory import cites, handovers, sections
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, outbound, strip_recall
 from gitvault.resolve import Location, resolve
 from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
@@ -41,6 +41,10 @@ class Recall:
         self.parts: dict[str, str] = {}
         # What could not be read (the hook logs these; the block says what it could).
         self.problems: list[str] = []
+        # The handover put first (its slug), and every handover it covers (itself and older
+        # ones of the same worktree and branch): the session start marks these consumed.
+        self.handover: str | None = None
+        self.handovers: list[str] = []
 
 
 def _cut(text: str, limit: int, what: str) -> str:
@@ -81,12 +85,16 @@ def build(
     here: str | None = None,
     known: dict[str, str] | None = None,
     loc: Location | None = None,
+    handover: bool = True,
 ) -> Recall:
     """The recall block for the repository at cwd. `here` is the code branch the session works
     on (read from cwd's HEAD when None): its own sessions come first. With `known` (the part
     hashes a conversation already carries), only parts that changed are in the block, and the
     block is empty when none did. `loc`: the repository's location, when the caller resolved it
-    already (else resolved from cwd, once, when the state folder is needed)."""
+    already (else resolved from cwd, once, when the state folder is needed). `handover`: put
+    the newest handover of this worktree and branch that this clone has not consumed first
+    (gitvault.memory.handovers); the caller marks it consumed, or not (`gitvault recall`
+    only shows it)."""
     branch = branch or layout.branch_name(gitcmd.config_get(cwd, layout.BRANCH_KEY))
     if here is None:
         here = _current_branch(cwd)
@@ -132,7 +140,11 @@ def build(
     more = [by_path[p].oid for p in candidates if p not in wanted]
     if more:
         blobs.update(gitcmd.cat_blobs(cwd, more))
-    chosen = _choose([p for p in candidates if not unreadable(p)], read, n_sessions, here or "")
+    readable = [p for p in candidates if not unreadable(p)]
+    loc = loc or _location(cwd)
+    offered = _handover(readable, read, here or "", loc, origins) if handover else []
+    shown_first = offered[0] if offered else None
+    chosen = _choose([p for p in readable if p != shown_first], read, n_sessions, here or "")
 
     recall = Recall(text="")
     recall.problems = [
@@ -195,6 +207,13 @@ def build(
             "nothing has been folded into a digest so far."
         )
         keys.append("digest:none")  # the counts change with every commit; the fact does not
+    if shown_first is not None:
+        meta, body = frontmatter.parse(read(shown_first))
+        slug = layout.session_slug(shown_first) or shown_first
+        parts.insert(0, handovers.part_text(slug, meta, strip_recall(body)))
+        keys.insert(0, f"handover:{slug}")
+        recall.handover = slug
+        recall.handovers = [layout.session_slug(p) or p for p in offered]
     optional: list[tuple[str, str]] = []  # (name for [omitted], text), in priority order
     optional_keys: list[str] = []
     for path, label in chosen:
@@ -323,6 +342,30 @@ def _choose(
 
 
 AUTO_LABEL = "automatic record: lists commits, decides and plans nothing"
+
+
+def _handover(
+    paths: list[str],
+    read: Callable[[str], str],
+    here: str,
+    loc: Location | None,
+    origins: origin.Origins,
+) -> list[str]:
+    """This clone's unconsumed handovers saved from this worktree and branch, newest first
+    (the first is offered; it covers the rest). A handover another clone saved is never
+    offered first here: it came by sync (it has an origin)."""
+    if loc is None:
+        return []
+    done = handovers.consumed(loc)
+    found: list[tuple[float, str]] = []
+    for path in paths:
+        slug = layout.session_slug(path) or path
+        if slug in done or (origins and origins.of(path) is not None):
+            continue
+        meta, _ = frontmatter.parse(read(path))
+        if handovers.is_handover(meta) and handovers.belongs_here(meta, here, loc.worktree_name):
+            found.append((_saved_at(meta), path))
+    return [path for _, path in sorted(found, reverse=True)]
 
 
 def _label(meta: dict[str, object], kind: str) -> str:

@@ -158,7 +158,7 @@ def with_context(line: Line, percent: int | None) -> Line:
     if percent is None or percent < CHECKPOINT_PERCENT:
         return line
     rest = line.text.removeprefix("gitvault").lstrip(":").strip()
-    text = f"gitvault CHECKPOINT: context {percent}% used, save the session now"
+    text = f"gitvault CHECKPOINT: context {percent}% used, run /checkpoint then /clear"
     return Line(f"{text}; {rest}" if rest else text, line.stale, line.reasons, True)
 
 

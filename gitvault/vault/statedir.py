@@ -75,6 +75,9 @@ SHOWN_PATHS = "recall-shown"
 # it the session's turns answered that way (QUIET_BEAT_SUFFIX: one byte a turn).
 QUIET = "quiet"
 QUIET_BEAT_SUFFIX = ".seen"
+# The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
+# the offer is (gitvault.memory.handovers says why it is never a vault commit).
+HANDOVERS = "handovers.json"
 
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
@@ -232,6 +235,7 @@ VERIFY_FILE = JsonFile(VERIFY)
 SYNC_STATE_FILE = JsonFile(SYNC_STATE)
 WALK_FILE = JsonFile(WALK)
 ORIGINS_FILE = JsonFile(ORIGINS)
+HANDOVERS_FILE = JsonFile(HANDOVERS)
 
 
 def _int(value: object) -> int:

@@ -27,7 +27,11 @@ EVENTS = {
 }
 # The edit-time block's events: short-bounded, they fire on every read and edit.
 TOOL_EVENTS = {"PostToolUse": "file-read", "PreToolUse": "file-edit"}
-SKILLS = (".claude/skills/save/SKILL.md", ".claude/skills/recall/SKILL.md")
+SKILLS = (
+    ".claude/skills/save/SKILL.md",
+    ".claude/skills/recall/SKILL.md",
+    ".claude/skills/checkpoint/SKILL.md",
+)
 
 FOREIGN: dict[str, Any] = {
     "model": "opus",
@@ -285,7 +289,7 @@ def test_skills_are_installed_and_stamped(repo: Repo) -> None:
 
 
 def test_later_install_upgrades_unedited_skills_and_keeps_edited_ones(repo: Repo) -> None:
-    save_path, recall_path = (repo.path / rel for rel in SKILLS)
+    save_path, recall_path = (repo.path / rel for rel in SKILLS[:2])
     current_save = save_path.read_bytes()
     # An older gitvault installed this /save: the file still equals what it installed.
     old_save = current_save.replace(b"gitvault-skill save v3", b"gitvault-skill save v0")
@@ -470,3 +474,68 @@ def cli_in(path: Path, *args: str) -> Any:
     from tests.support.repos import cli
 
     return cli(*args, cwd=path)
+
+
+# --------------------------------------------------------------------------- the status line
+
+
+def _status_command(repo: Repo) -> str:
+    entry = _settings(repo, local=True)["statusLine"]
+    assert entry["type"] == "command"
+    command: str = entry["command"]
+    return command
+
+
+def test_install_sets_the_status_line_when_the_user_has_none_and_uninstall_removes_it(
+    repo_factory: Callable[..., Repo],
+) -> None:
+    repo = repo_factory(install=False, claude=True)
+    done = repo.gv("install")
+    assert "set Claude Code's status line in .claude/settings.local.json" in done.out, done
+    assert (repo.path / ".claude/skills/checkpoint/SKILL.md").is_file()
+    command = _status_command(repo)
+    assert "gitvault-hook status --line" in command and sys.executable not in command
+    assert "statusLine" not in _settings(repo)  # never in the shared file
+    # The command, run as Claude Code runs it (sh, its statusLine JSON on stdin), says
+    # CHECKPOINT at 85 % of the context window.
+    status = {"cwd": str(repo.path), "context_window": {"used_percentage": 90}}
+    shown = subprocess.run(
+        ["sh", "-c", command],
+        cwd=repo.path,
+        input=json.dumps(status),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown
+    assert shown.stdout.startswith("gitvault CHECKPOINT: context 90% used"), shown
+    assert repo.gv("install").out.count("status line") == 0  # ours already: nothing said
+    removed = repo.gv("uninstall")
+    assert "removed gitvault's status line from .claude/settings.local.json" in removed.out
+    local = repo.path / ".claude" / "settings.local.json"
+    assert not local.exists() or "statusLine" not in json.loads(local.read_text())
+
+
+@pytest.mark.parametrize("where", ["user", "project", "local"])
+def test_install_never_replaces_a_status_line_the_user_has(
+    repo_factory: Callable[..., Repo], where: str
+) -> None:
+    import os
+
+    repo = repo_factory(install=False, claude=True)
+    mine = {"type": "command", "command": "echo my-line"}
+    if where == "user":
+        user = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+        user.parent.mkdir(parents=True, exist_ok=True)
+        user.write_text(json.dumps({"statusLine": mine}))
+    else:
+        _write_settings(repo, {"statusLine": mine}, local=where == "local")
+    done = repo.gv("install")
+    assert done.code == 0, done
+    assert "left your status line" in done.out and "gitvault status --line" in done.out
+    for local in (False, True):
+        path = repo.path / ".claude" / ("settings.local.json" if local else "settings.json")
+        data = json.loads(path.read_text()) if path.exists() else {}
+        assert data.get("statusLine") in (None, mine)
+    if where != "user":
+        assert _settings(repo, local=where == "local")["statusLine"] == mine

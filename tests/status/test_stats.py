@@ -217,7 +217,8 @@ def test_the_line_says_checkpoint_once_the_context_window_is_85_percent_used(
     full = dict(half, used_percentage=85)
     proc = _line_proc(tmp_path, "status", "--line", stdin=_statusline_input(repo, full))
     text = proc.stdout.strip()
-    assert text.startswith("gitvault CHECKPOINT: context 85% used, save the session now; "), text
+    checkpoint = "gitvault CHECKPOINT: context 85% used, run /checkpoint then /clear; "
+    assert text.startswith(checkpoint), text
     assert text.endswith(plain.stdout.strip().removeprefix("gitvault: ")), text  # the rest kept
     data = json.loads(
         _line_proc(

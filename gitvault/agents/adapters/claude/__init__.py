@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitvault.agents.adapters.base import MARKER, Adapter, AdapterReport, Hook, Payload, Trust
-from gitvault.agents.adapters.claude.names import AGENT, SETTINGS_LOCAL
+from gitvault.agents.adapters.claude.names import AGENT, PROJECT_VAR, SETTINGS_LOCAL
 
 if TYPE_CHECKING:
     from gitvault.resolve import Location
@@ -43,7 +43,7 @@ class Claude(Adapter):
         ".claude/CLAUDE.md",
     )
     session_env: ClassVar[tuple[str, ...]] = ("CLAUDE_CODE_SESSION_ID",)
-    project_var: ClassVar[str] = "CLAUDE_PROJECT_DIR"
+    project_var: ClassVar[str] = PROJECT_VAR
     fast_path_field: ClassVar[str | None] = "file_path"
     fast_path_others: ClassVar[tuple[str, ...]] = ("notebook_path",)
     hooks: ClassVar[tuple[Hook, ...]] = (

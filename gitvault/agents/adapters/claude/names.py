@@ -5,3 +5,4 @@ from __future__ import annotations
 
 AGENT = "claude-code"  # what `gitvault save --agent` records
 SETTINGS_LOCAL = ".claude/settings.local.json"
+PROJECT_VAR = "CLAUDE_PROJECT_DIR"  # the project folder in a hook's environment

@@ -1,6 +1,7 @@
 """Wire Claude Code into a worktree: its hook entries merged into .claude/settings.json (the
-shared settings merger), a narrow save permission, and the /save and /recall skills (the
-CLAUDE.md managed section is gitvault.agents.agentfiles).
+shared settings merger), a narrow save permission, the /save, /recall and /checkpoint skills,
+and the status line when the user has none (the CLAUDE.md managed section is
+gitvault.agents.agentfiles).
 
 Besides the hooks, install adds one permission rule, `Bash(gitvault save:*)`, so the save a
 Stop hook asks for is not denied: to .claude/settings.local.json (honoured at once,
@@ -36,7 +37,7 @@ from gitvault.vault.files import atomic_write, make_dirs, write_json
 if TYPE_CHECKING:
     from gitvault.agents.adapters.claude import Claude
 
-SKILLS = ("save", "recall")
+SKILLS = ("save", "recall", "checkpoint")
 STAMP = statedir.agent_file("claude", "stamp")  # the hash of each skill as gitvault installed it
 # What each settings file was before gitvault wrote it.
 ORIGINS = statedir.agent_file("claude", "settings-origin")
@@ -101,7 +102,17 @@ def skill_text(name: str) -> bytes:
         title="<title: $ARGUMENTS>",
         session_expr=SESSION_PLACEHOLDER,
     )
-    return text.replace("@SAVE_COMMAND@", save).replace("@GITVAULT@", cli).encode()
+    handover = texts.checkpoint_instruction(
+        texts.checkpoint_command(
+            cmd=cli, agent=AGENT, title="<title: $ARGUMENTS>", session_expr=SESSION_PLACEHOLDER
+        )
+    )
+    return (
+        text.replace("@SAVE_COMMAND@", save)
+        .replace("@CHECKPOINT_INSTRUCTION@", handover)
+        .replace("@GITVAULT@", cli)
+        .encode()
+    )
 
 
 def _stamp_path(loc: Location) -> Path:
@@ -219,6 +230,7 @@ def install(adapter: Claude, loc: Location, *, local: bool = False) -> AdapterRe
                     "honoured at once, also in headless runs)"
                 )
     report.changes += _exclude_local(loc)
+    _wire_status_line(adapter, loc, report)
     stamp = _load_stamp(loc)
     for name, skill_rel, target, have in _skills(loc.workdir):
         wanted = skill_text(name)
@@ -258,6 +270,9 @@ def uninstall(adapter: Claude, loc: Location) -> AdapterReport:
         said = []
         if without_rule != current:
             said.append(f"removed `{texts.SAVE_PERMISSION}` from {rel}")
+        if is_ours(without_rule.get(STATUS_LINE)):
+            without_rule = {k: v for k, v in without_rule.items() if k != STATUS_LINE}
+            said.append(f"removed gitvault's status line from {rel}")
         cleaned = adapter.cleaned(without_rule)
         if cleaned != without_rule:
             said.append(f"removed gitvault's hooks from {rel}")
@@ -285,6 +300,74 @@ def uninstall(adapter: Claude, loc: Location) -> AdapterReport:
             report.notes.append(f"{skill_rel} was edited; left in place")
     _stamp_path(loc).unlink(missing_ok=True)
     return report
+
+
+STATUS_LINE = "statusLine"
+STATUS_ARGS = "status --line"  # what the launcher runs (gitvault.hook answers it)
+
+
+def status_line_setting() -> dict[str, Any]:
+    """The statusLine entry: `gitvault status --line` through the repository's launcher (the
+    hooks' stable entry), never a machine-specific path."""
+    from gitvault.agents.adapters.claude.names import PROJECT_VAR
+    from gitvault.vault import launcher
+
+    return {
+        "type": "command",
+        "command": launcher.shell_command(STATUS_ARGS, PROJECT_VAR),
+        "padding": 0,
+    }
+
+
+def is_ours(entry: object) -> bool:
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and f"{launcher_entry()} {STATUS_ARGS}" in command
+
+
+def launcher_entry() -> str:
+    from gitvault.vault.launcher import ENTRY
+
+    return ENTRY
+
+
+def _user_settings() -> Path:
+    return Path.home() / ".claude" / "settings.json"
+
+
+def _wire_status_line(adapter: Claude, loc: Location, report: AdapterReport) -> None:
+    """Claude Code's status line shows `gitvault status --line` (CHECKPOINT near a full
+    context) when the user has none anywhere: in settings.local.json, because project settings
+    win over the user's own and a shared file would replace every teammate's status line.
+    A status line the user has (user, project or local settings) is never replaced."""
+    assert loc.workdir is not None
+    where: list[tuple[str, dict[str, Any] | None]] = []
+    for rel in (adapter.settings_file, SETTINGS_LOCAL):
+        try:
+            where.append((rel, adapter.load(loc.workdir, rel)))
+        except Refused:
+            where.append((rel, None))
+    user = settings.read_lenient(_user_settings())
+    where.append(("~/.claude/settings.json", user if isinstance(user, dict) else None))
+    for rel, data in where:
+        entry = (data or {}).get(STATUS_LINE)
+        if entry is None:
+            continue
+        if is_ours(entry):
+            return
+        report.notes.append(
+            f"left your status line ({rel}) as it is; to see CHECKPOINT when the context is "
+            "nearly full, have it run `gitvault status --line` (it reads the same JSON on stdin)"
+        )
+        return
+    local = where[1][1]
+    if local is None:
+        return
+    _remember_origin(loc, loc.workdir / SETTINGS_LOCAL)
+    settings.write(loc.workdir / SETTINGS_LOCAL, {**local, STATUS_LINE: status_line_setting()})
+    report.changes.append(
+        f"set Claude Code's status line in {SETTINGS_LOCAL} to `gitvault status --line` "
+        "(says CHECKPOINT at 85% of the context window; machine-local, you had none)"
+    )
 
 
 def _exclude_local(loc: Location) -> list[str]:
