@@ -63,6 +63,7 @@ from gitvault.commands import (  # noqa: E402
     search_cmds,
     sync_cmds,
     verify_cmds,
+    view_cmds,
 )
 
 app = typer.Typer(
@@ -109,6 +110,7 @@ search_cmds.register(app)
 control_cmds.register(app)
 verify_cmds.register(app)
 config_cmds.register(app)
+view_cmds.register(app)
 # --repo/-C works after the command name too (the README says every command takes it).
 for _info in app.registered_commands:
     if _info.callback is not None:

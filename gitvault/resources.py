@@ -17,3 +17,8 @@ def schema_path(name: str) -> Traversable:
 
 def hook_template(kind: str, name: str) -> Traversable:
     return data_root().joinpath("hooks", kind, *name.split("/"))
+
+
+def view_asset(name: str) -> Traversable:
+    """The style sheet and script `gitvault view` puts inline in its page."""
+    return data_root().joinpath("view", name)

@@ -165,10 +165,7 @@ def build(
         merger = meta.get("merger", "?")
         body = strip_recall(body).strip()
         came = origins.of(layout.DIGEST, by_path[layout.DIGEST].oid) if origins else None
-        if origins:
-            body = _mark_lines(body, origins, came)
-        if tombs:
-            body = "\n".join(cites.without_forgotten(body.split("\n"), tombs))
+        body = "\n".join(shown for _, shown in digest_lines(body, origins, came, tombs))
         loc = loc or _location(cwd)
         stale = _stale_lines(loc, by_path[layout.DIGEST].oid) if loc else {}
         if stale:  # found by `gitvault verify` ahead of time: marked, not recomputed here
@@ -395,19 +392,25 @@ def _hidden(origins: origin.Origins, path: str) -> bool:
     return found is not None and found.hidden
 
 
-def _mark_lines(body: str, origins: origin.Origins, came: origin.Origin | None) -> str:
-    """Digest lines resting on another clone's items (or carried from its digest) get its
-    label; lines resting only on items held for review or rejected are left out."""
+def digest_lines(
+    body: str, origins: origin.Origins, came: origin.Origin | None, tombs: frozenset[str]
+) -> list[tuple[str, str]]:
+    """The digest's lines as every reader shows them, each as (stored, shown): lines resting
+    on another clone's items (or carried from its digest) get its label; lines resting only
+    on items held for review or rejected are left out, and so are lines citing a forgotten
+    item (recall, `gitvault view`)."""
     out = []
     for line in body.split("\n"):
-        if not line.lstrip().startswith("- "):
-            out.append(line)
+        shown = line
+        if origins and line.lstrip().startswith("- "):
+            found = origins.of_line(line, cites.cites_in(line))
+            if found is not None and found.hidden:
+                continue
+            shown = f"{line} {origin.label(found)}" if found and not came else line
+        if tombs and cites.is_forgotten(shown, tombs):
             continue
-        found = origins.of_line(line, cites.cites_in(line))
-        if found is not None and found.hidden:
-            continue
-        out.append(f"{line} {origin.label(found)}" if found and not came else line)
-    return "\n".join(out)
+        out.append((line, shown))
+    return out
 
 
 def _location(cwd: Path) -> Location | None:

@@ -40,6 +40,7 @@ The query API (what the edit-time block and the fold's miners read):
     PathIndex(loc).co_changed(path, n)    [(other path, commits together)], renames followed
     PathIndex(loc).hot_spots(n, since)    [(path, commits, fixes)] the most-changed paths
     PathIndex(loc).pairs(n, min_count)    [(a, b, commits together)] over the whole history
+    PathIndex(loc).reverts(n)             [(revert, what it reverted or None)], newest first
     knows(loc, path)                      the cheap "anything known?" (pathrecall.known)
 """
 
@@ -1031,6 +1032,16 @@ class PathIndex:
                 (since, n),
             ).fetchall()
         return [(r[0], int(r[1]), int(r[2] or 0)) for r in rows]
+
+    def reverts(self, n: int = 50) -> list[tuple[CommitRow, CommitRow | None]]:
+        """(revert, what it reverted when the index holds it) of the newest noted reverts."""
+        with closing(self._read()) as conn:
+            rows = conn.execute(
+                "SELECT sha, time, subject, kind, target, reason, files FROM commits "
+                "WHERE kind = 'revert' ORDER BY time DESC, sha LIMIT ?",
+                (n,),
+            ).fetchall()
+            return [(c, self._target(conn, c.target)) for c in map(CommitRow._make, rows)]
 
     def pairs(self, n: int = 20, min_count: int = 2) -> list[tuple[str, str, int]]:
         """(a, b, commits together) of the paths that change together most, over commits of at

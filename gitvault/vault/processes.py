@@ -246,3 +246,11 @@ def spawn_detached(
         env=dict(env),
     )
     return proc.pid
+
+
+def open_in_browser(path: Path) -> bool:
+    """Open a local file in the user's web browser (the standard library's webbrowser starts
+    it; this is the door it goes through): whether a browser was found."""
+    import webbrowser
+
+    return webbrowser.open(path.resolve().as_uri())
