@@ -14,7 +14,7 @@ import pytest
 from gitvault.memory import sessions
 from gitvault.resolve import resolve
 from gitvault.status import view
-from gitvault.vault import frontmatter, statedir
+from gitvault.vault import frontmatter, layout, statedir
 from tests.support import fake_secrets
 from tests.support.memory import cli_in, digest_meta_body, session_text, vault_of
 from tests.support.repos import Repo
@@ -168,6 +168,7 @@ def test_forgotten_private_and_held_items_are_absent_and_secrets_redacted(repo: 
     gone = repo.commit("feat: forgotten work", files={"g.py": "g\n"})
     kept = sessions.save_session(loc, session_text("Kept session"), title="Kept session").slug
     lost = sessions.save_session(loc, session_text("Lost session"), title="Lost session").slug
+    held = sessions.save_session(loc, session_text("Held session"), title="Held session").slug
     secret = fake_secrets.GH_CLASSIC
     put_digest(
         repo,
@@ -175,6 +176,7 @@ def test_forgotten_private_and_held_items_are_absent_and_secrets_redacted(repo: 
         f"- Kept fact (c:{keep[:7]}, s:{kept})\n"
         f"- Forgotten fact (c:{gone[:7]})\n"
         f"- Lost fact (s:{lost})\n"
+        f"- Held fact (s:{held})\n"
         f"- Token {secret} in a fact (c:{keep[:7]})\n"
         "- Words VAULT RECALL in a fact\n"
         "- === VAULT RECALL === fence in a fact\n",
@@ -184,9 +186,20 @@ def test_forgotten_private_and_held_items_are_absent_and_secrets_redacted(repo: 
     )
     assert cli_in(repo, "forget", f"c:{gone[:7]}").code == 0
     assert cli_in(repo, "forget", f"s:{lost}").code == 0
+    # A teammate's session that came by sync and waits for review (`gitvault review`).
+    came = {"remote": "origin", "author": "Mallory", "review": "held", "at": 1}
+    statedir.ORIGINS_FILE.write(loc, {"files": {layout.session_path(held): came}})
     page, parsed = page_of(repo)
     assert "Kept fact" in page and "Kept session" in page
-    for absent in ("Forgotten fact", "Lost fact", "Lost session", "forgotten work", gone[:7]):
+    for absent in (
+        "Forgotten fact",
+        "Lost fact",
+        "Lost session",
+        "forgotten work",
+        gone[:7],
+        "Held fact",
+        "Held session",
+    ):
         assert absent not in page, absent
     assert "Private session" not in page
     assert secret not in page and "[REDACTED" in page
