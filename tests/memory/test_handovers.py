@@ -3,6 +3,8 @@ newest unconsumed handover of this worktree and branch first."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from gitvault.errors import GitvaultError
@@ -72,6 +74,7 @@ def test_checkpoint_saves_a_marked_session_and_recall_shows_it_first(repo: Repo)
 
 def test_offering_it_consumes_it_and_every_older_one_of_the_same_place(repo: Repo) -> None:
     checkpoint(repo, "Older handover")
+    time.sleep(1.1)  # saved_at has whole seconds: within one, only the names order them
     checkpoint(repo, "Newer handover")
     loc = resolve(repo.path)
     offered = recall.build(repo.path, loc=loc)
