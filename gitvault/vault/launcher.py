@@ -77,8 +77,10 @@ class TurnEnd:
 
 class ToolEvent:
     """One agent's edit-time hook (a file read or edit): `gitvault-hook AGENT WORD`, the session
-    id in member KEY, the file in member PATH_KEY (absolute), the project folder in variable
-    PROJECT_VAR; a member named in OTHERS means the call may name more files (Python then)."""
+    id in member KEY, the file in member PATH_KEY (absolute, or relative to the input's cwd
+    member), the project folder in variable PROJECT_VAR (PWD: the input's cwd member, as the
+    Python runtime takes it); a member named in OTHERS means the call may name more files
+    (Python then)."""
 
     def __init__(
         self,
@@ -88,9 +90,15 @@ class ToolEvent:
         path_key: str,
         project_var: str,
         others: tuple[str, ...] = (),
+        parent: str = "",
+        readers: tuple[str, ...] = (),
     ) -> None:
         self.agent, self.word, self.key = agent, word, key
         self.path_key, self.project_var, self.others = path_key, project_var, others
+        # PARENT: PATH_KEY must be a plain member of the input's object member PARENT (the
+        # tool's arguments). READERS: PATH_KEY holds a shell command line, whose one file the sh
+        # reads only from `READER FILE`, `head|tail -n N FILE` or `sed -n 'N,Mp' FILE`.
+        self.parent, self.readers = parent, readers
 
 
 # gv_member NAME: the value of the input's one member NAME (a JSON string without an escape in
@@ -153,15 +161,61 @@ printf x 2>/dev/null >> "$gv_beat"
 # Run in a subshell (it changes directory). The file is the input's absolute path, its folder
 # resolved as realpath would (cd -P), inside the project folder, which must be a worktree's top.
 _UNKNOWN_SH = r"""
+gv_inside() {
+case $gv_input in *"\"$1\""*"\"$1\""*) return 1 ;; esac
+gv_rest=${gv_input#*"\"$1\""}
+[ "$gv_rest" != "$gv_input" ] || return 1
+gv_rest=${gv_rest#"${gv_rest%%[! 	]*}"}
+case $gv_rest in :*) gv_rest=${gv_rest#:} ;; *) return 1 ;; esac
+gv_rest=${gv_rest#"${gv_rest%%[! 	]*}"}
+case $gv_rest in "{"*) gv_rest=${gv_rest#?} ;; *) return 1 ;; esac
+case $gv_rest in *"\"$2\""*) ;; *) return 1 ;; esac
+gv_rest=${gv_rest%%"\"$2\""*}
+case $gv_rest in *[{}\\]*) return 1 ;; esac
+}
+gv_command() {
+case $gv_file in ''|*[!A-Za-z0-9._/+@,\'\ -]*) return 1 ;; esac
+set -f
+set -- $gv_file
+case $#:${1##*/} in
+2:*) gv_word=${1##*/} gv_file=$2 ;;
+4:head|4:tail) gv_word=- gv_file=$4
+[ "$2" = -n ] && case $3 in ''|*[!0-9]*) false ;; esac || return 1 ;;
+4:sed) gv_word=- gv_file=$4 gv_script=$3
+case $gv_script in "'"*"'") gv_script=${gv_script#?} gv_script=${gv_script%?} ;; esac
+[ "$2" = -n ] || return 1
+case $gv_script in *,*p) ;; *) return 1 ;; esac
+gv_from=${gv_script%%,*} gv_to=${gv_script#*,}
+gv_to=${gv_to%p}
+case $gv_from in ''|*[!0-9]*) return 1 ;; esac
+case $gv_to in ''|*[!0-9]*) return 1 ;; esac ;;
+*) return 1 ;;
+esac
+case $1$2$4 in *"'"*) return 1 ;; esac
+case $gv_file in -*) return 1 ;; esac
+[ "$gv_word" = - ] && return 0
+for gv_reader in $gv_readers; do
+[ "$gv_word" = "$gv_reader" ] && return 0
+done
+return 1
+}
 gv_unknown() {
 case $0 in */*) ;; *) return 1 ;; esac
 gv_state=${0%/*}/..
 for gv_other in $gv_others; do
 case $gv_input in *"\"$gv_other\""*) return 1 ;; esac
 done
-gv_session && gv_member "$gv_path_key" || return 1
+gv_session || return 1
+[ -z "$gv_parent" ] || gv_inside "$gv_parent" "$gv_path_key" || return 1
+gv_member "$gv_path_key" || return 1
 gv_file=$gv_value
-case $gv_file in /*) ;; *) return 1 ;; esac
+[ -z "$gv_readers" ] || gv_command || return 1
+if [ -z "$gv_project" ] || case $gv_file in /*) false ;; esac; then
+gv_member cwd || return 1
+case $gv_value in /*) ;; *) return 1 ;; esac
+[ -n "$gv_project" ] || gv_project=$gv_value
+case $gv_file in /*) ;; *) gv_file=$gv_value/$gv_file ;; esac
+fi
 case $gv_file in */|*//*|*/./*|*/../*|*/.|*/..) return 1 ;; esac
 [ -n "$gv_project" ] && [ -e "$gv_project/.git" ] && [ ! -h "$gv_file" ] || return 1
 cd -P -- "$gv_project" 2>/dev/null || return 1
@@ -219,6 +273,7 @@ def _quiet_path(
         t
         for t in tool_events
         if all(_plain(w) for w in (t.agent, t.word, t.key, t.path_key, t.project_var, *t.others))
+        and all(_plain(w) for w in (*t.readers, *([t.parent] if t.parent else [])))
     ]
     if not known_header or "\n" in known_header:
         tools = []
@@ -227,7 +282,9 @@ def _quiet_path(
     arms = [f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=quiet ;;" for t in ends]
     arms += [
         f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=unknown gv_path_key={t.path_key} "
-        f"gv_project=${{{t.project_var}:-}} gv_others='{' '.join(t.others)}' ;;"
+        f"gv_project={'' if t.project_var == 'PWD' else f'${{{t.project_var}:-}}'} "
+        f"gv_others='{' '.join(t.others)}' gv_parent={t.parent} "
+        f"gv_readers='{' '.join(t.readers)}' ;;"
         for t in tools
     ]
     parts = [_MEMBER_SH, _QUIET_SH if ends else "", _UNKNOWN_SH if tools else "", _DISPATCH_SH]

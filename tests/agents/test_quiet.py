@@ -520,3 +520,105 @@ def test_a_file_name_that_is_a_command_is_only_compared(known: Hooks) -> None:
     assert _read(known, f"{known.repo.path}/{name}") == ("", False)
     assert not list(known.repo.path.rglob("PWNED"))
     assert not list(known.repo.state_dir.rglob("PWNED"))
+
+
+# -- the other agents' edit-time calls: the same sh answer, from their own payloads -------------
+
+TOOL_SAMPLES = {
+    ("codex", "file-read"): "codex-PostToolUse-Bash",
+    ("gemini", "file-read"): "gemini-AfterTool-read_file",
+    ("gemini", "file-edit"): "gemini-AfterTool-replace",
+    ("copilot", "file-read"): "copilot-postToolUse-view",
+    ("copilot", "file-edit"): "copilot-preToolUse-edit",
+}
+
+
+def _agent_tool(hooks: Hooks, agent: str, event: str, name: str) -> dict[str, Any]:
+    """The agent's recorded tool-event input, about file `name` (as the agent writes it:
+    Codex a `cat` command line, the others a path)."""
+    data: dict[str, Any] = json.loads((SAMPLES / f"{TOOL_SAMPLES[agent, event]}.json").read_text())
+    data[adapters.get(agent).session_field] = SID
+    data["cwd"] = str(hooks.repo.path)
+    if agent == "codex":
+        data["tool_input"] = {"command": f"cat {name}"}
+        data["tool_response"] = "hello world\n"
+    elif agent == "gemini":
+        data["tool_input"]["file_path"] = name
+        data["tool_response"] = {"llmContent": "x", "returnDisplay": ""}
+    else:
+        data["toolArgs"]["path"] = name
+    return data
+
+
+def _tool(hooks: Hooks, agent: str, event: str, name: str) -> tuple[str, bool]:
+    return hooks.run(agent, event, _agent_tool(hooks, agent, event, name))
+
+
+@pytest.mark.parametrize(("agent", "event"), sorted(TOOL_SAMPLES))
+def test_every_agents_edit_time_call_with_nothing_known_starts_no_python(
+    known: Hooks, agent: str, event: str
+) -> None:
+    root = known.repo.path
+    assert _tool(known, agent, event, f"{root}/other.txt") == ("", False)
+    out, python = _tool(known, agent, event, f"{root}/hello.txt")
+    assert python and "Greet" in out, "a known file: Python, and its block"
+    assert _tool(known, agent, event, f"{root}/hello.txt") == ("", False), "already shown"
+
+
+@pytest.mark.parametrize(("agent", "event"), sorted(TOOL_SAMPLES))
+def test_a_relative_name_is_taken_from_the_inputs_cwd(known: Hooks, agent: str, event: str) -> None:
+    assert _tool(known, agent, event, "other.txt") == ("", False)
+    out, python = _tool(known, agent, event, "hello.txt")
+    assert python
+    assert "Greet" in out, "taken from the session's folder, as Python takes it"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat other.txt hello.txt",  # two files
+        "cat other.txt; cat hello.txt",
+        "cat other.txt && head hello.txt",
+        "sed -n '1,5p' hello.txt other.txt",
+        "cat 'other.txt' hello.txt",
+        "grep x hello.txt",
+        "cat -- hello.txt",
+        "cat other.txt|cat hello.txt",
+        "cd sub && cat other.txt",
+    ],
+)
+def test_a_command_line_the_sh_cannot_read_for_sure_goes_to_python(
+    known: Hooks, command: str
+) -> None:
+    data = _agent_tool(known, "codex", "file-read", "x")
+    data["tool_input"] = {"command": command}
+    out, python = known.run("codex", "file-read", data)
+    assert python
+    if "hello.txt" in command and "sub" not in command:
+        assert "Greet" in out, "the command reads the known file"
+
+
+@pytest.mark.parametrize(
+    "command", ["sed -n '1,40p' other.txt", "sed -n 1,40p other.txt", "head -n 20 other.txt"]
+)
+def test_a_plain_read_command_of_an_unknown_file_starts_no_python(
+    known: Hooks, command: str
+) -> None:
+    data = _agent_tool(known, "codex", "file-read", "x")
+    data["tool_input"] = {"command": command}
+    assert known.run("codex", "file-read", data) == ("", False)
+
+
+@pytest.mark.parametrize("agent", ["gemini", "copilot"])
+def test_a_path_outside_the_tools_arguments_goes_to_python(known: Hooks, agent: str) -> None:
+    """A path member the sh could take for the file, elsewhere than in the tool's arguments:
+    Python decides."""
+    data = _agent_tool(known, agent, "file-read", f"{known.repo.path}/hello.txt")
+    key = adapters.get(agent).fast_path_field
+    parent = adapters.get(agent).fast_path_parent
+    assert key and parent
+    data[parent] = {"nested": {key: f"{known.repo.path}/other.txt"}}
+    assert known.run(agent, "file-read", data)[1]
+    data[parent] = json.dumps({key: f"{known.repo.path}/other.txt"})  # a JSON string
+    data["extra"] = {key: f"{known.repo.path}/other.txt"}
+    assert known.run(agent, "file-read", data)[1]

@@ -70,11 +70,13 @@ def tool_events() -> list[ToolEvent]:
             adapter.fast_path_field,
             adapter.project_var,
             adapter.fast_path_others,
+            adapter.fast_path_parent,
+            adapter.fast_path_readers,
         )
         for adapter in all_adapters().values()
         if adapter.fast_path_field
         for hook in adapter.hooks
-        if hook.event in ("file-read", "file-edit")
+        if hook.event in adapter.fast_path_events
     ]
 
 

@@ -111,6 +111,13 @@ class Adapter:
     # the call may name more files (Python answers).
     fast_path_field: ClassVar[str | None] = None
     fast_path_others: ClassVar[tuple[str, ...]] = ()
+    # The object member (the tool's arguments) fast_path_field must be a plain member of ("":
+    # anywhere, once); fast_path_readers: the field holds a shell command line, and these are
+    # the commands whose every argument is a file read (gitvault.vault.launcher.ToolEvent);
+    # fast_path_events: the edit-time events the sh answers.
+    fast_path_parent: ClassVar[str] = ""
+    fast_path_readers: ClassVar[tuple[str, ...]] = ()
+    fast_path_events: ClassVar[tuple[str, ...]] = ("file-read", "file-edit")
     project_var: ClassVar[str] = "PWD"  # hook env: the project folder, when the agent sets one
     context_limit: ClassVar[int] = layout.RECALL_MAX_CHARS
     hooks: ClassVar[tuple[Hook, ...]] = ()

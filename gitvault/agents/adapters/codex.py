@@ -90,6 +90,15 @@ class Codex(Adapter):
         Hook("PreToolUse", "file-edit", 10, "^apply_patch$"),
     )
     bounds: ClassVar[Mapping[str, float]] = {"session-end": 2.5}
+    # The launcher's sh answers a read through a plain `cat FILE`, `sed -n 'N,Mp' FILE` …
+    # (shell_reads' answer for those) when nothing is known or it was shown; apply_patch and
+    # any other command line go to Python.
+    fast_path_field: ClassVar[str | None] = "command"
+    fast_path_parent: ClassVar[str] = "tool_input"
+    fast_path_readers: ClassVar[tuple[str, ...]] = tuple(
+        sorted(name for name in READERS if name not in SCRIPTED)
+    )
+    fast_path_events: ClassVar[tuple[str, ...]] = ("file-read",)
     escapes_angles: ClassVar[bool] = True
     trust_step: ClassVar[str] = (
         "trust the project (codex asks on first start, or `codex exec --trust`) and review "

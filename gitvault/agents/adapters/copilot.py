@@ -42,6 +42,9 @@ class Copilot(Adapter):
     session_env: ClassVar[tuple[str, ...]] = ("COPILOT_AGENT_SESSION_ID",)
     session_field: ClassVar[str] = "sessionId"
     project_var: ClassVar[str] = "COPILOT_PROJECT_DIR"
+    # toolArgs as an object (a JSON string holds no plain "path" member: Python answers).
+    fast_path_field: ClassVar[str | None] = "path"
+    fast_path_parent: ClassVar[str] = "toolArgs"
     hooks: ClassVar[tuple[Hook, ...]] = (
         Hook("sessionStart", "session-start", 15),
         Hook("agentStop", "turn-end", 30),

@@ -54,6 +54,8 @@ class Gemini(Adapter):
     instruction_file: ClassVar[str] = "AGENTS.md"
     reads_instructions: ClassVar[tuple[str, ...]] = ("GEMINI.md", "AGENTS.md")
     project_var: ClassVar[str] = "GEMINI_PROJECT_DIR"
+    fast_path_field: ClassVar[str | None] = "file_path"
+    fast_path_parent: ClassVar[str] = "tool_input"
     hooks: ClassVar[tuple[Hook, ...]] = (
         Hook("SessionStart", "session-start", 15_000, "*"),
         Hook("AfterAgent", "turn-end", 30_000, "*"),
