@@ -150,6 +150,7 @@ class Drainer:
         self.state = statedir.ensure(loc)
         self.vault = Vault(loc)
         self.written = 0
+        self.merged: list[str] = []  # the worktrees a merge or pull happened in (sync.auto)
 
     def process(self, entries: list[Entry]) -> list[Entry]:
         """Write notes for entries; return pending entries to keep for later."""
@@ -162,6 +163,8 @@ class Drainer:
         for e in entries:
             if e.branch == vault_branch:
                 continue  # commits on the vault branch itself are never noted
+            if e.kind == "merge" and e.git_dir and e.git_dir not in self.merged:
+                self.merged.append(e.git_dir)  # fast-forward pulls included
             if e.kind == "rewrite":
                 if e.old and e.old not in rewritten.setdefault(e.sha, []):
                     rewritten[e.sha].append(e.old)
@@ -365,6 +368,17 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0, linger: 
     background drainer: a burst of commits — a cherry-pick, `git am` — is served by one
     process instead of one start-up per few commits)."""
     state = statedir.ensure(loc)
+    merged: list[str] = []
+    try:
+        return _drain(loc, state, block, timeout, linger, merged)
+    finally:
+        if merged:
+            _auto_pull(loc, merged)
+
+
+def _drain(
+    loc: Location, state: Path, block: bool, timeout: float, linger: float, merged: list[str]
+) -> int:
     written = 0
     while True:
         with file_lock(state / DRAIN_LOCK, block=block, timeout=timeout) as got:
@@ -374,8 +388,11 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0, linger: 
             atomic_write(pid_path, str(os.getpid()).encode())
             try:
                 drainer = Drainer(loc)
-                while drainer.drain_once() or drainer.walk() or _more_within(state, linger):
-                    pass
+                try:
+                    while drainer.drain_once() or drainer.walk() or _more_within(state, linger):
+                        pass
+                finally:
+                    merged += [d for d in drainer.merged if d not in merged]
                 written += drainer.written
             finally:
                 pid_path.unlink(missing_ok=True)
@@ -383,6 +400,34 @@ def drain(loc: Location, *, block: bool = False, timeout: float = 60.0, linger: 
         # pid file is gone by now, so a later hook starts a drainer of its own).
         if not _spool_waiting(state):
             return written
+
+
+def _auto_pull(loc: Location, git_dirs: list[str]) -> None:
+    """After a merge or a pull (the post-merge shim's line): start `gitvault-hook git sync
+    post-merge` detached when sync.auto is pull or both. The shim used to read the setting
+    itself — three processes on every merge; the drainer reads it off git's path."""
+    from gitvault.vault import origin, processes
+    from gitvault.vault.files import open_regular
+
+    try:
+        if origin.sync_auto(loc.common_dir) not in ("pull", "both"):
+            return
+        where = next((d for d in git_dirs if Path(d).is_dir()), str(loc.common_dir))
+        launcher = loc.state_dir / statedir.LAUNCHER  # what the shim ran (-m: cwd on sys.path)
+        if not os.access(launcher, os.X_OK):
+            return
+        log = open_regular(loc.state_dir / statedir.LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            processes.spawn_detached(
+                [str(launcher), "git", "sync", "post-merge", where],
+                cwd=where,
+                env=os.environ,
+                output=log,
+            )
+        finally:
+            os.close(log)
+    except Exception as exc:  # noqa: BLE001 - a background hook logs, never raises
+        log_failure(loc.state_dir, f"auto sync (post-merge) not started: {exc}")
 
 
 def _spool_waiting(state: Path) -> bool:

@@ -95,22 +95,8 @@ def settings(vault: Vault) -> Settings:
 
 
 def auto_mode(loc: Location) -> str:
-    """sync.auto for this clone: `git config gitvault.syncAuto` when set; else vault.toml's
-    [sync] auto — unless the vault was adopted from a remote, whose vault.toml cannot turn
-    pushing on here (off until this clone sets gitvault.syncAuto)."""
-    cwd = remote.cwd_of(loc)
-    local = gitcmd.config_get(cwd, layout.SYNC_AUTO_KEY)
-    if local in layout.SYNC_AUTO_MODES:
-        return local
-    if gitcmd.config_get(cwd, layout.ADOPTED_KEY):
-        return "off"
-    text = gitcmd.run_git(
-        ["cat-file", "blob", f"{layout.branch_ref(gitcmd.vault_branch(cwd))}:{layout.CONFIG}"],
-        cwd,
-        check=False,
-    ).stdout.decode("utf-8", "replace")
-    mode = str(layout.read_settings(text, "sync")["auto"])
-    return mode if mode in layout.SYNC_AUTO_MODES else "off"
+    """sync.auto for this clone (vault/origin.sync_auto)."""
+    return origin.sync_auto(remote.cwd_of(loc))
 
 
 # -- one sync ------------------------------------------------------------------------------

@@ -23,10 +23,31 @@ import hashlib
 import re
 import time
 from collections.abc import Collection, Iterable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from gitvault.resolve import Location
-from gitvault.vault import layout, statedir
+from gitvault.vault import gitcmd, layout, statedir
+
+
+def sync_auto(cwd: Path) -> str:
+    """sync.auto for the clone at cwd: `git config gitvault.syncAuto` when set; else
+    vault.toml's [sync] auto — unless the vault was adopted from a remote, whose vault.toml
+    cannot turn pushing on here (off until this clone sets gitvault.syncAuto). The shims' sync
+    (pre-push) and the drainer after a merge or pull (post-merge) read it here."""
+    local = gitcmd.config_get(cwd, layout.SYNC_AUTO_KEY)
+    if local in layout.SYNC_AUTO_MODES:
+        return local
+    if gitcmd.config_get(cwd, layout.ADOPTED_KEY):
+        return "off"
+    text = gitcmd.run_git(
+        ["cat-file", "blob", f"{layout.branch_ref(gitcmd.vault_branch(cwd))}:{layout.CONFIG}"],
+        cwd,
+        check=False,
+    ).stdout.decode("utf-8", "replace")
+    mode = str(layout.read_settings(text, "sync")["auto"])
+    return mode if mode in layout.SYNC_AUTO_MODES else "off"
+
 
 HELD = "held"
 ACCEPTED = "accepted"

@@ -396,6 +396,73 @@ def test_sync_config_key_writes_the_note_before_commit_returns(repo_factory) -> 
     assert env_sha in repo.note_paths()
 
 
+def _traced_git(folder: Path) -> tuple[dict[str, str], Path]:
+    """An environment in which every git process (the hooks' too) logs its command line."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "git-trace.log"
+    log.write_text("")
+    return {"GIT_TRACE": str(log)}, log
+
+
+def test_post_commit_reads_gitvault_sync_only_when_a_config_file_names_it(
+    repo_factory, tmp_path: Path
+) -> None:
+    repo: Repo = repo_factory(sync=False)
+    env, log = _traced_git(tmp_path / "trace")
+    first = repo.commit("no config names sync", env=env)
+    assert "gitvault.sync" not in log.read_text(), "git config ran with no file naming sync"
+    repo.wait_for_notes([first])
+    repo.wait_no_drainer()
+    # Set in the global file (as a user might): the shim reads it and drains in the foreground.
+    glob = Path(os.environ.get("GIT_CONFIG_GLOBAL") or tmp_path / "global")
+    local_env = {**env, "GIT_CONFIG_GLOBAL": str(tmp_path / "global.cfg")}
+    (tmp_path / "global.cfg").write_text(glob.read_text() if glob.is_file() else "")
+    git(repo.path, "config", "--file", str(tmp_path / "global.cfg"), "gitvault.sync", "true")
+    sha = repo.commit("global config says sync", env=local_env)
+    assert sha in repo.note_paths(), "written before `git commit` returned"
+    assert "gitvault.sync" in log.read_text()
+    # `git -c gitvault.sync=true commit` reaches the shim through the environment.
+    repo.wait_no_drainer()
+    sha = repo.commit(
+        "git -c says sync",
+        args=(),
+        env={
+            **env,
+            "GIT_CONFIG_COUNT": "1",
+            "GIT_CONFIG_KEY_0": "gitvault.sync",
+            "GIT_CONFIG_VALUE_0": "true",
+        },
+    )
+    assert sha in repo.note_paths(), "git -c (GIT_CONFIG_COUNT) was honoured"
+
+
+def test_post_merge_runs_no_git_process(repo_factory, tmp_path: Path) -> None:
+    repo: Repo = repo_factory(sync=False)
+    base = repo.head()
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit("on topic")
+    repo.git("checkout", "-q", "-")
+    repo.commit("on main")
+    repo.wait_no_drainer()
+    env, log = _traced_git(tmp_path / "trace")
+    # No drainer this once (its own git processes would race into the trace): the old shim
+    # read sync.auto (git config, cat-file) before it looked for the launcher.
+    launcher = repo.state_dir / "bin" / "gitvault-hook"
+    mode = launcher.stat().st_mode
+    launcher.chmod(0o644)
+    try:
+        repo.run("merge", "-q", "--no-edit", "topic", env=env)
+    finally:
+        launcher.chmod(mode)
+    calls = [line for line in log.read_text().splitlines() if "built-in: git" in line]
+    assert any("git merge" in c for c in calls), calls
+    assert not [c for c in calls if "git config" in c or "git cat-file" in c], calls
+    merge = repo.head()
+    assert base != merge
+    repo.commit("after the merge")  # its drainer notes the merge too (the spool kept its line)
+    repo.wait_for_notes([merge])
+
+
 def test_hook_shims_do_nothing_in_a_repository_without_a_vault(tmp_path: Path) -> None:
     repo = tmp_path / "plain"
     git(tmp_path, "init", "-q", "plain")
