@@ -53,8 +53,11 @@ with open(sys.argv[1], "w") as f:
 """
 
 
-def run_measured(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
-    """`args` as a process of its own (forked by the probe), with its own rusage."""
+def run_measured(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b""
+) -> Run:
+    """`args` as a process of its own (forked by the probe), with its own rusage; `stdin` on
+    its standard input."""
     import json
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -63,7 +66,7 @@ def run_measured(args: list[str], cwd: Path, env: dict[str, str] | None = None) 
             [sys.executable, "-I", "-S", "-c", _PROBE, str(report), *args],
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            input=stdin,
             capture_output=True,
             check=False,
         )

@@ -34,6 +34,7 @@ class Sizes:
     verify_per_kind: int = 20  # labelled digest lines of each kind in the verify scenario
     redact_notes: int = 500  # 2 KB notes the redaction speed is measured on
     sync_vault: int = 100_000  # notes in the vault the sync measure pushes into
+    vault_million: int = 1_000_000  # the million measure's vault (next to vault_large)
 
 
 FULL = Sizes()
@@ -54,6 +55,7 @@ QUICK = Sizes(
     verify_per_kind=5,
     redact_notes=100,
     sync_vault=5_000,
+    vault_million=20_000,
 )
 
 
