@@ -43,6 +43,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CHANNELS = (
@@ -57,7 +58,7 @@ CHANNELS = (
     "agent files",
     "search index",
 )
-Row = dict[str, str]
+Row = dict[str, Any]
 
 
 def load(name: str | Path) -> list[Row]:
@@ -215,7 +216,8 @@ class Tally:
 
     def check(self, channel: str, row: Row, text: str) -> None:
         self.measured[channel].append(row["kind"])
-        if survives(row["secret"], text):
+        # a split value (``parts``) is redacted only when none of its fragments is left
+        if any(survives(part, text) for part in row.get("parts") or [row["secret"]]):
             self.missed[channel].append(row["kind"])
 
     def summary(self) -> dict[str, dict[str, object]]:

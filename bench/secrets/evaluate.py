@@ -382,7 +382,8 @@ def measure(det: Detector, corpus: list[dict[str, str]], benign: list[dict[str, 
     misses: list[dict[str, str]] = []
     for row, (new, _n) in zip(corpus, outputs, strict=True):
         per_kind[row["kind"]][1] += 1
-        if row["secret"] in new:
+        # a split value (``parts``) is redacted only when none of its fragments is left
+        if any(part in new for part in row.get("parts") or [row["secret"]]):
             misses.append({"kind": row["kind"], "text": row["text"][:160]})
         else:
             per_kind[row["kind"]][0] += 1
