@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from gitvault.scrub.rules import LINES, RULES, TEXT, Rule, Span
+from gitvault.scrub.rules import FINDERS, LINES, RULES, TEXT, Rule, Span
 
 
 class Scrubbed:
@@ -134,6 +134,9 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
         else:
             merged.append([start, end, index])
     return [(start, end, RULES[index].kind) for start, end, index in merged]
+
+
+FINDERS.append(lambda decoded: bool(secret_spans(decoded)))  # base64_secret's question
 
 
 def _apply(text: str, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> str:

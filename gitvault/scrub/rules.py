@@ -86,6 +86,17 @@ kind                             what is redacted
 ``azure_connection_key``         the value of ``AccountKey=`` ``SharedAccessKey=``
                                  ``SharedSecretValue=`` in a connection string
 ``azure_sas_signature``          the ``sig=`` of a SAS URL or token
+``base64_secret``                standard or URL-safe base64 (16 or more characters) that
+                                 decodes to printable text holding a secret by these rules
+                                 (a wrapped token, a Kubernetes Secret's data, a base64 service
+                                 account file); the whole base64 is redacted
+``random_token``                 any token that reads as machine-made random text (the shape of
+                                 most API keys, whatever the provider: ``xai-…``, ``pnu_…``,
+                                 ``K00…``; see ``looks_random``): 20 or more letters and digits,
+                                 the classes well mixed, few word-like runs; pure hex only after
+                                 a short or credential-like prefix (``squ_<hex>``, not
+                                 ``crash-<sha>``); never a UUID, a piece of standard base64 (an
+                                 integrity hash), a labelled hash (``sha256=…``) or a crypt hash
 ===============================  ==============================================================
 
 Context rules, recognised by what stands around the value:
@@ -102,13 +113,23 @@ kind                             what is redacted
                                  ``X-Shopify-Access-Token:`` ``DD-API-KEY:``
                                  ``DD-APPLICATION-KEY:`` ``X-JFrog-Art-Api:`` headers
 ``query_token``                  ``?access_token=`` ``&token=`` ``&api_key=`` ``&client_secret=``
-                                 ``&password=`` ``&sig=`` … in URLs and form bodies
+                                 ``&password=`` ``&sig=`` ``&code=`` … or any secret name
+                                 (``&db_pass=``) in URLs and form bodies
 ``mysql_password_flag``          ``mysql -p<password>`` (also mysqldump, mysqladmin, …)
 ``cli_password_flag``            ``sshpass -p``, ``docker|podman|helm|oras login … -p``,
                                  ``redis-cli … -a``, ``login -p``, ``az login … -p … --tenant``
 ``long_flag``                    ``--password`` ``--passwd`` ``--pass`` ``--token``
                                  ``--access-token`` ``--auth-token`` ``--api-key`` ``--apikey``
                                  ``--client-secret`` ``--secret`` ``--auth`` (``=`` or a space)
+``secret_flag``                  ``--NAME=value`` / ``-NAME value`` where NAME is a secret name
+                                 (below: ``--db-password``, ``-storepass``, ``--bindPassword``);
+                                 after a space the value must not be a flag or a plain word; an
+                                 upper-case name or a path is a placeholder
+``short_flag_secret``            ``-p`` ``-w`` ``-k`` ``-a`` ``-P`` and a space, then a value that
+                                 looks like a password (the strict test of ``prose_secret``)
+``auth_command_token``           what ``login`` / ``auth`` / ``add-authtoken`` /
+                                 ``authorize-account`` / ``set-token`` is given (after at most one
+                                 word) when it is random-looking, 32 or more hex or a UUID
 ``user_colon_password``          ``curl -u user:password``, ``Client("user", "password")``
 ``conninfo_password``            ``password=…`` in a libpq / ODBC connection string
 ``ssh_keygen_passphrase``        ``ssh-keygen … -N <passphrase>`` / ``-P <passphrase>``
@@ -328,6 +349,151 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
     return not _NOT_PROSE_VALUE.fullmatch(v) and _entropy(v) >= 2.8
 
 
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+_WORDISH = re.compile(r"[A-Z]?[a-z]{4,}")
+_HUMP = re.compile(r"[A-Z][a-z]{2,}")
+_HEX_RUN = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_UUID_IN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+# a leading segment that says what a hash or an id is, not what a credential is
+_ID_PREFIXES = frozenset(
+    {
+        "sha",
+        "sha1",
+        "sha256",
+        "sha384",
+        "sha512",
+        "md5",
+        "hash",
+        "commit",
+        "rev",
+        "blob",
+        "tree",
+        "git",
+        "build",
+        "run",
+        "id",
+        "uuid",
+        "cache",
+        "tmp",
+        "temp",
+        "chunk",
+        "file",
+        "v",
+        "req",
+        "request",
+        "trace",
+        "span",
+        "session",
+        "job",
+        "task",
+        "node",
+        "pod",
+        "img",
+        "image",
+        "x",
+        "b",
+        "g",
+        "h",
+        "v1",
+        "v2",
+        "ver",
+        "sum",
+        "checksum",
+        "digest",
+        "etag",
+        "nonce",
+        "salt",
+    }
+)
+
+
+# a prefix segment that says "credential" (``shippo_live_<hex>``, ``api-<hex>``)
+_SECRETISH_HEADS = frozenset(
+    {"live", "test", "prod", "key", "token", "secret", "pat", "api", "sk", "pk", "auth", "pass"}
+)
+
+
+def looks_random(token: str) -> bool:
+    """A token that reads as machine-made random text, the way API keys are and identifiers,
+    words, versions, hashes and ids are not: 20 or more letters and digits in a few segments,
+    every character class of its alphabet well mixed in, no run of word-like letters making up
+    much of it. Pure hex (hashes, commit SHAs) counts only after a lettered prefix that is not an
+    id's (``live_<hex>``, not ``sha256_<hex>``); UUIDs never (ids)."""
+    runs = _ALNUM_RUN.findall(token)
+    if len(runs) > 8 or _UUID_IN.search(token):
+        return False
+    body = max(runs, key=len)
+    if len(body) < 16 or (runs[0] is not body and runs[0].lower() in _ID_PREFIXES):
+        return False
+    heads = {run.lower() for run in runs if len(run) < 8}  # a prefix, a file's extension
+    if _HEX_RUN.fullmatch(body):
+        head = runs[0].lower() if runs[0] is not body else ""
+        return (
+            len(body) >= 32
+            and head.isalpha()
+            and (2 <= len(head) <= 4 or bool(heads & _SECRETISH_HEADS))
+            and sum(c.isdigit() for c in body) >= 4
+        )
+    segments = [run for run in runs if len(run) >= 8]  # the random part
+    core = "".join(segments)
+    n = len(core)
+    if n < (16 if heads else 20):
+        return False
+    digits = sum(c.isdigit() for c in core)
+    upper = sum(c.isupper() for c in core)
+    lower = n - digits - upper
+    if upper and lower:  # base62: few word-like runs, not a camel-case name (XftTextRender16LE)
+        wordish = sum(len(m) for seg in segments for m in _WORDISH.findall(seg))
+        if wordish > n * 0.4 or (digits < 3 and len(_HUMP.findall(core)) >= 3):
+            return False
+        return digits >= 2 and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
+    if (upper or lower) and digits:  # base36 of one case
+        share = digits / n
+        return n >= 24 and 0.15 <= share <= 0.7 and _entropy(core) >= 3.7
+    return False
+
+
+# a hash's label right before the token: ``sha256=…`` (a wheel's RECORD), ``"integrity":
+# "sha512-…"``, ``md5: …``
+_HASH_LABEL = re.compile(
+    r"(?i)(?:sha\d*|md5|hash|digest|checksum|integrity|blake2\w*|etag)[\"']?\s*[=:-]?\s*[\"']?$"
+)
+
+
+def _in_base64_blob(text: str, start: int, end: int) -> bool:
+    """The token is a piece of standard base64 (an integrity hash, a wheel RECORD line): the run
+    of base64 characters around it holds a ``+``, or ``/`` between two long pieces, or a hash's
+    label stands before it; or it follows a ``$`` (a crypt hash: ``$2b$12$…``)."""
+    left = start
+    while left > 0 and (text[left - 1].isalnum() or text[left - 1] in "+/"):
+        left -= 1
+    if left and text[left - 1] == "$" or _HASH_LABEL.search(text, max(0, left - 16), left):
+        return True
+    right = end
+    while right < len(text) and (text[right].isalnum() or text[right] in "+/"):
+        right += 1
+    blob = text[left:right]
+    if "+" in blob:
+        return True
+    return "/" in blob and sum(1 for piece in blob.split("/") if len(piece) >= 12) > 1
+
+
+def _random_token(match: re.Match[str]) -> Span | None:
+    start, end = match.span()
+    text = match.string
+    if not looks_random(match.group()) or _in_base64_blob(text, start, end):
+        return None
+    if _decoded_text(match.group()) is not None:
+        return None  # base64 of text: base64_secret looks inside it
+    ext = _EXTENSION.search(match.group())
+    if ext and looks_random(match.group()[: ext.start()]):
+        end = start + ext.start()  # a file's name: its extension is kept
+    return start, end
+
+
+_EXTENSION = re.compile(r"(?:\.[A-Za-z][A-Za-z0-9]{0,4})+$")
+
+
 def _decodes_to_user_password(value: str) -> bool:
     try:
         return b":" in base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
@@ -385,9 +551,15 @@ _SECRET_PARTS = frozenset(
         "secretkeybase",
         "dsn",
         "pat",
+        "authkey",
+        "psk",
+        "mnemonic",
+        "privkey",
     }
 )
-_SECRET_SUFFIXES = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey")
+_SECRET_SUFFIXES = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "pass")
+# words that end in "pass" and name no password (PGPASS, SSHPASS, storepass, requirepass do)
+_NOT_PASS = frozenset({"bypass", "compass", "overpass", "underpass", "trespass", "surpass"})
 _SECRET_PAIRS = frozenset(
     {
         ("api", "key"),
@@ -467,7 +639,10 @@ def is_secret_name(name: str) -> bool:
     parts = _name_parts(name)
     if not parts or parts[-1] in _DESCRIPTIVE_LAST or parts[0] in _DESCRIPTIVE_FIRST:
         return False
-    if any(part in _SECRET_PARTS or part.endswith(_SECRET_SUFFIXES) for part in parts):
+    if any(
+        part in _SECRET_PARTS or (part.endswith(_SECRET_SUFFIXES) and part not in _NOT_PASS)
+        for part in parts
+    ):
         return True
     return any(pair in _SECRET_PAIRS for pair in zip(parts, parts[1:], strict=False))
 
@@ -520,6 +695,96 @@ def _assignment(match: re.Match[str]) -> Span | None:
     return start, end
 
 
+_QUERY_NAMES = frozenset(
+    {
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "token",
+        "api_key",
+        "apikey",
+        "key",
+        "client_secret",
+        "password",
+        "passwd",
+        "circle-token",
+        "auth",
+        "sig",
+        "signature",
+        "code",
+    }
+)
+
+
+def _query_value(match: re.Match[str]) -> Span | None:
+    """``?token=…``, ``&client_secret=…``, or any secret name (``&db_pass=…``)."""
+    name = match["name"]
+    if name.lower() not in _QUERY_NAMES and not is_secret_name(name):
+        return None
+    return match.span("secret") if looks_like_value(match["secret"]) else None
+
+
+def _secret_flag(match: re.Match[str]) -> Span | None:
+    """``--db-password=…``, ``-storepass …``, ``--bindPassword …``: a secret name as a flag. A
+    value after ``=`` is the secret whatever it looks like; after a space it must look like one
+    (not another flag, not a plain word: ``--password-stdin``, ``--token TOKEN``)."""
+    name, value = match["name"], match["secret"]
+    if not is_secret_name(name) or _HASH_SEGMENT.search(name):
+        return None
+    glued = match["op"] == "="
+    if not glued and (value.startswith("-") or not match["q"] and _PLAIN_WORD.fullmatch(value)):
+        return None
+    if (
+        not looks_like_value(value, words=glued)
+        or _FLAG_PLACEHOLDER.fullmatch(value.strip("'\""))
+        or (_IDENT.fullmatch(value) and _names_itself(name, value))
+    ):
+        return None
+    return match.span("secret")
+
+
+# what a flag's documentation shows in place of a value: ``--private-key=LOCAL_FILE_PATH``,
+# ``--private-key=/home/me/key.pfx`` (a path names the secret's file)
+_FLAG_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|~?[\w.-]*/[\w./~-]*")
+
+_HEXISH = re.compile(r"[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _command_token(match: re.Match[str]) -> Span | None:
+    """``wandb login <key>``, ``snyk auth <uuid>``, ``ngrok config add-authtoken <token>``: what
+    a login command is given is its credential when it is random, hex or a UUID."""
+    value = match["secret"]
+    ok = looks_random(value) or _HEXISH.fullmatch(value) or looks_like_value(value, strict=True)
+    return match.span("secret") if ok else None
+
+
+FINDERS: list[Callable[[str], bool]] = []
+"""Set by the engine: does a text hold a secret (what ``base64_secret`` asks of decoded text)."""
+
+_PRINTABLE = re.compile(r"[\x20-\x7e\t\n\r]*")
+
+
+def _base64_secret(match: re.Match[str]) -> Span | None:
+    """Standard or URL-safe base64 whose decoded text holds a secret (a Kubernetes Secret's
+    data, ``GOOGLE_CREDENTIALS_B64=…``, a wrapped key): the whole base64 is redacted."""
+    value = match.group()
+    if not FINDERS or _HEX_RUN.fullmatch(value):
+        return None
+    decoded = _decoded_text(value)
+    return match.span() if decoded is not None and FINDERS[0](decoded) else None
+
+
+def _decoded_text(value: str) -> str | None:
+    """What standard or URL-safe base64 decodes to, when that is printable text."""
+    padded = value + "=" * (-len(value) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        decoded = raw.decode("ascii")
+    except (binascii.Error, ValueError):
+        return None
+    return decoded if len(decoded) >= 8 and _PRINTABLE.fullmatch(decoded) else None
+
+
 # ----------------------------------------------------------------------------- the rules
 
 _E = r"(?![\w-])"  # a token's end
@@ -530,7 +795,9 @@ def _rx(pattern: str, flags: int = 0) -> LazyPattern:
     return LazyPattern(pattern, flags)
 
 
-_GLUED = re.compile(r"[\w-]")
+# a token glued to the word before it is not a token (``disk-…``, ``my_ghp_…``); after ``-`` or
+# ``.`` it may be (a file name: ``token-ghs_….json``), when the piece before it is short
+_GLUED = re.compile(r"\w|(?<=[A-Za-z0-9]{9})-")
 
 
 def _provider(
@@ -811,6 +1078,18 @@ RULES: tuple[Rule, ...] = (
         after=None,
     ),
     _provider("azure_sas_signature", r"[?&;]sig=(?P<secret>[\w%+/=-]{16,})", "sig=", after=None),
+    Rule(
+        "base64_secret",
+        _rx(r"(?<![\w+/-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])"),
+        ("",),
+        span_of=_base64_secret,
+    ),
+    Rule(
+        "random_token",
+        _rx(r"(?<![\w.~-])[A-Za-z0-9][\w.~-]{18,}(?<=[\w~])=*(?![\w.~-])"),
+        ("",),
+        span_of=_random_token,
+    ),
     # --------------------------------------------------------------------- context rules
     Rule(
         "url_password",
@@ -853,14 +1132,9 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "query_token",
-        _rx(
-            r"(?i)[?&#](?:access_token|refresh_token|id_token|token|api_key|apikey|key|"
-            r"client_secret|password|passwd|circle-token|auth|sig|signature)="
-            r"(?P<secret>[^&\s#\"'<>]{8,})"
-        ),
+        _rx(r"[?&#;](?P<name>[\w.-]{2,40})=(?P<secret>[^&\s#\"'<>]{8,})"),
         ("=",),
-        folded=True,
-        span_of=_value(),
+        span_of=_query_value,
     ),
     Rule(
         "mysql_password_flag",
@@ -890,6 +1164,34 @@ RULES: tuple[Rule, ...] = (
         ("--",),
         folded=True,
         span_of=_value(),
+    ),
+    Rule(
+        "secret_flag",
+        _rx(
+            r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]{2,40})(?P<op>=|[ \t]+)(?P<q>['\"]?)"
+            r"(?P<secret>[^\s'\"`]{4,})"
+        ),
+        ("-",),
+        span_of=_secret_flag,
+        reach=LINES,
+    ),
+    Rule(
+        "short_flag_secret",
+        _rx(r"(?<![\w-])-[pwkaP][ \t]+['\"]?(?P<secret>[^\s'\"`]{8,})"),
+        ("-",),
+        span_of=_value(strict=True),
+        reach=LINES,
+    ),
+    Rule(
+        "auth_command_token",
+        _rx(
+            r"(?i)\b(?:login|auth|authenticate|add-authtoken|authorize-account|set-token)"
+            r"(?:[ \t]+[\w.@-]{1,40}?)?[ \t]+['\"]?(?P<secret>[\w.~+/=-]{16,})"
+        ),
+        ("login", "auth", "set-token"),
+        folded=True,
+        span_of=_command_token,
+        reach=LINES,
     ),
     Rule(
         "user_colon_password",

@@ -84,3 +84,22 @@ def test_the_miner_reads_notes_through_parse_body() -> None:
     item = Item("note", "c:ccccccc", "notes/x.md", "v" * 40, 0, "", meta, body)
     (commit,) = mine.commits([item])
     assert (commit.subject, commit.body, commit.files) == ("feat: add x", "because y", ("x.py",))
+
+
+def test_a_secret_in_a_committed_file_name_is_redacted_in_the_note_and_its_commit() -> None:
+    """The file-name channel: a provider's key (one no rule names) and a known one glued to a
+    word by ``-`` (``token-ghs_….json``) are redacted from the note's file list and from the
+    vault commit's message; the rest of the path is kept."""
+    unknown = "zqx-" + "Q7m2Lp9XkT4bW8vN3cR6yH1dF5gJ0sAe"  # made-up provider, random-looking
+    github = "gh" + "s_" + "yg7A3EXRxrgr8WNvGN7IF507ShLjFQ3YQk6b"
+    info = _info(
+        "chore: add files", "", [(f"leak/{unknown}.txt", 1), (f"backup/token-{github}.json", 1)]
+    )
+    note = render.render(info, render.NoteContext("main", "main"))
+    write = render.note_write(info, render.NoteContext("main", "main"))
+    for secret in (unknown, github):
+        assert secret not in note
+        assert secret not in write.message
+        assert all(secret not in bytes(data or b"").decode() for data in write.changes.values())
+    assert "leak/[REDACTED:random_token].txt" in note
+    assert "backup/[REDACTED:github_token]" in note

