@@ -270,7 +270,13 @@ def notes_and_file_names(root: Path, rows: list[Row], tally: Tally) -> Path:
 
 
 def _path_safe(secret: str) -> bool:
-    return all(c not in secret for c in "\n\r\t\0\\") and not secret.startswith("-")
+    """A secret that can be a file's name: no control or path-breaking character, not a flag,
+    short enough for the file system (a name is at most 255 bytes)."""
+    return (
+        all(c not in secret for c in "\n\r\t\0\\")
+        and not secret.startswith("-")
+        and len(secret.encode()) <= 200
+    )
 
 
 _NAME_FORMS = ("leak/{s}.txt", "config/{s}", "backup/token-{s}.json", "{s}.env", "tmp/{s}/key")

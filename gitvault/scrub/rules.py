@@ -352,6 +352,7 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
 _WORDISH = re.compile(r"[A-Z]?[a-z]{4,}")
 _HUMP = re.compile(r"[A-Z][a-z]{2,}")
+_PIECE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+|[A-Z]")
 _HEX_RUN = re.compile(r"[0-9a-f]+|[0-9A-F]+")
 _UUID_IN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # a leading segment that says what a hash or an id is, not what a credential is
@@ -444,7 +445,10 @@ def looks_random(token: str) -> bool:
     lower = n - digits - upper
     if upper and lower:  # base62: few word-like runs, not a camel-case name (XftTextRender16LE)
         wordish = sum(len(m) for seg in segments for m in _WORDISH.findall(seg))
+        pieces = len(_PIECE.findall(core))  # words, acronyms, numbers: an identifier's are long
         if wordish > n * 0.4 or (digits < 3 and len(_HUMP.findall(core)) >= 3):
+            return False
+        if n / pieces >= (3.4 if n >= 24 else 4.0):  # 1 random token in 1,000 or fewer
             return False
         return digits >= 2 and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
     if (upper or lower) and digits:  # base36 of one case
