@@ -91,6 +91,7 @@ class Report:
     paths: list[tuple[str, int]] = field(default_factory=list)
     commits: dict[str, Commit] = field(default_factory=dict)  # c:<prefix> → its commit
     sessions: set[str] = field(default_factory=set)  # slugs on the page
+    older_sessions: int = 0  # sessions beyond SESSIONS_SHOWN, left off the timeline
     notes: int = 0
     folds: int = 0
 
@@ -191,12 +192,14 @@ def _sessions(
     tombs: frozenset[str],
 ) -> None:
     paths = sorted((e for e in entries if layout.session_slug(e.path)), key=lambda e: e.path)
-    shown = [
+    visible = [
         e
         for e in reversed(paths)
         if not cites.path_is_buried(e.path, tombs)
         and not ((came := origins.of(e.path)) is not None and came.hidden)
-    ][:SESSIONS_SHOWN]
+    ]
+    shown = visible[:SESSIONS_SHOWN]
+    report.older_sessions = len(visible) - len(shown)
     blobs = gitcmd.cat_blobs(cwd, [e.oid for e in shown])
     for entry in shown:
         slug = layout.session_slug(entry.path) or ""
@@ -511,7 +514,13 @@ class _Page:
                 f'<time>{_day(event.when)}</time> <span class="kind">{event.kind}</span> '
                 f'<span class="title">{self.linked(event.title)}</span>{detail}</li>'
             )
-        return f'<ol class="gv-list timeline">{"".join(rows)}</ol>'
+        older = (
+            f'<p class="note">{_count(r.older_sessions, "older session")} not shown here '
+            "(<code>gitvault log --kind session</code>).</p>"
+            if r.older_sessions
+            else ""
+        )
+        return f'<ol class="gv-list timeline">{"".join(rows)}</ol>{older}'
 
     def paths(self) -> str:
         r = self.report

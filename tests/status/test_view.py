@@ -269,3 +269,34 @@ def test_no_vault_is_an_error_that_says_what_to_run(repo_factory: object) -> Non
     bare = repo_factory("plain", install=False)  # type: ignore[operator]
     result = cli_in(bare, "view")
     assert result.code != 0 and "gitvault install" in result.err
+
+
+def test_open_hands_the_page_to_the_users_browser(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import webbrowser
+
+    from tests.support.repos import wait_until
+
+    seen = tmp_path / "opened.txt"
+    fake = tmp_path / "browser.sh"
+    fake.write_text(f'#!/bin/sh\nprintf %s "$1" > {seen}\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("BROWSER", str(fake))
+    monkeypatch.setattr(webbrowser, "_tryorder", None)  # read $BROWSER again
+    page = tmp_path / "page.html"
+    assert cli_in(repo, "view", "--out", str(page), "--open").code == 0
+    wait_until(seen.exists, what="the browser to be started")
+    wait_until(lambda: seen.read_text() == page.resolve().as_uri(), what="the page's URL")
+
+
+def test_the_timeline_says_how_many_older_sessions_it_leaves_off(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loc = resolve(repo.path)
+    for title in ("First session", "Second session", "Third session"):
+        sessions.save_session(loc, session_text(title), title=title)
+    monkeypatch.setattr(view, "SESSIONS_SHOWN", 2)
+    page, _ = page_of(repo)
+    assert "Third session" in page and "Second session" in page and "First session" not in page
+    assert "1 older session not shown" in page
