@@ -397,9 +397,14 @@ def _count(n: int, what: str) -> str:
 
 
 def _day(moment: int) -> str:
-    if moment <= 0:
+    try:
+        return (
+            datetime.fromtimestamp(moment, tz=UTC).strftime("%Y-%m-%d %H:%M")
+            if moment > 0
+            else "undated"
+        )
+    except (OverflowError, OSError, ValueError):  # a forged date beyond what a clock shows
         return "undated"
-    return datetime.fromtimestamp(moment, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
 class _Page:

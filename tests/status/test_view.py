@@ -300,3 +300,15 @@ def test_the_timeline_says_how_many_older_sessions_it_leaves_off(
     page, _ = page_of(repo)
     assert "Third session" in page and "Second session" in page and "First session" not in page
     assert "1 older session not shown" in page
+
+
+def test_a_forged_date_does_not_stop_the_page(repo: Repo) -> None:
+    loc = resolve(repo.path)
+    saved = sessions.save_session(loc, session_text("Far future"), title="Far future")
+    raw = vault_of(repo).read_text(saved.path) or ""
+    meta, body = frontmatter.parse(raw)
+    meta["saved_at"] = "9999-12-31T23:59:59Z"
+    vault_of(repo).commit({saved.path: frontmatter.render(meta, body).encode()}, "session forged")
+    page, _ = page_of(repo)
+    assert "Far future" in page
+    assert view._day(10**15) == "undated" and view._day(-5) == "undated"
