@@ -162,7 +162,7 @@ def _digest(
             continue
         kind = "item" if stored.lstrip().startswith("- ") else "text"
         text = outbound(shown.lstrip()[2:] if kind == "item" else shown)
-        status, reasons = (marks or {}).get(stored, ("ok" if marks is not None else "", []))
+        status, reasons = (marks or {}).get(stored, ("", []))  # "": a line verify skips
         report.lines.append(Line(kind, text, status, [outbound(r) for r in reasons]))
 
 
@@ -487,8 +487,8 @@ class _Page:
             )
         counts: dict[str, int] = {}
         for line in r.lines:
-            if line.kind != "heading":
-                counts[line.status or "ok"] = counts.get(line.status or "ok", 0) + 1
+            if line.status:
+                counts[line.status] = counts.get(line.status, 0) + 1
         summary = ", ".join(f"{counts[k]} {k}" for k in ("ok", *MARKS) if counts.get(k))
         item = self.item
         rows = [
