@@ -30,6 +30,20 @@ class NotARepository(GitvaultError):
     pass
 
 
+class UnsafeRepository(NotARepository):
+    """git (or libgit2) refuses a repository owned by another user (safe.directory)."""
+
+    def __init__(self, path: str) -> None:
+        top = path.removesuffix("/.git")
+        names = [top] if top == path else [top, path]  # git checks the git dir itself too
+        adds = " and ".join(f"git config --global --add safe.directory {p}" for p in names)
+        super().__init__(
+            f"git refuses to work in {top}: it is owned by another user (git's safe.directory "
+            "check), so gitvault cannot read or write its vault",
+            hint=f"if you trust that repository: {adds}",
+        )
+
+
 class Refused(GitvaultError):
     exit_code = REFUSED
 

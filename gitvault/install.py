@@ -104,6 +104,9 @@ def install(
     report.changes += launcher.install(
         loc, adapters.turn_ends(), adapters.tool_events(), known.HEADER
     )
+    if shims.inside_tree(loc, hdir) or shims.chained_from(loc) is not None:
+        hdir, moved = shims.chain_outside(loc, hdir)  # never into the project's own files
+        report.changes += moved
     report.changes += shims.install(hdir, force=force)
     if hdir.scope != "default":
         report.notes.append(f"hooks installed in core.hooksPath ({hdir.scope}): {hdir.path}")
@@ -190,7 +193,11 @@ def uninstall(loc: Location, *, purge: bool = False) -> Report:
                 else:
                     path.unlink()  # it held only our section: gitvault created it
                 report.changes.append(f"removed the gitvault section of {name}")
+    chained = shims.hooks_dir(loc)
+    report.changes += shims.unchain(loc)  # before: its forwarders are no chained hooks
     hdir = shims.hooks_dir(loc)
+    if chained.path != hdir.path:
+        report.changes += shims.uninstall(chained)
     report.changes += shims.uninstall(hdir)
     report.changes += launcher.remove(loc)
     default = shims.HooksDir(loc.common_dir / "hooks", "default")

@@ -35,13 +35,15 @@ class Location(NamedTuple):  # not a dataclass: hooks must not pay for importing
         return self.git_dir.name
 
 
-def _find_git_dir(start: Path) -> Path | None:
-    """Walk up from start like git does: a .git dir, a .git file (gitdir: …) or a bare repo."""
+def _find_git_dir(start: Path) -> tuple[Path, Path | None] | None:
+    """Walk up from start like git does: a .git dir, a .git file (gitdir: …: a linked worktree,
+    a submodule, `git init --separate-git-dir`) or a bare repo. Returns the git dir and the
+    worktree top whose `.git` named it (None: a bare repository, or started inside .git)."""
     start = start.resolve()
     for candidate in (start, *start.parents):
         dotgit = candidate / ".git"
         if dotgit.is_dir() and (dotgit / "HEAD").exists():
-            return dotgit
+            return dotgit, candidate
         if dotgit.is_file():
             try:
                 text = dotgit.read_text(encoding="utf-8").strip()
@@ -51,9 +53,9 @@ def _find_git_dir(start: Path) -> Path | None:
                 target = Path(text[len("gitdir:") :].strip())
                 if not target.is_absolute():
                     target = candidate / target
-                return target.resolve()
+                return target.resolve(), candidate
         if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
-            return candidate  # a bare repository, or we were started inside .git
+            return candidate, None  # a bare repository, or we were started inside .git
     return None
 
 
@@ -67,7 +69,9 @@ def _common_dir(git_dir: Path) -> Path:
     return git_dir
 
 
-def _workdir(git_dir: Path, common_dir: Path) -> Path | None:
+def _workdir(git_dir: Path, common_dir: Path, top: Path | None) -> Path | None:
+    if top is not None:
+        return top  # the folder whose .git (a folder or a file) named the git dir
     if git_dir != common_dir:
         gitdir_file = git_dir / "gitdir"  # linked worktree: points at <worktree>/.git
         if gitdir_file.is_file():
@@ -86,11 +90,12 @@ def resolve(repo: str | os.PathLike[str] | None = None, cwd: Path | None = None)
             f"{start}: no such directory",
             hint=f"check --repo / {ENV_REPO}",
         )
-    git_dir = _find_git_dir(start)
-    if git_dir is None:
+    found = _find_git_dir(start)
+    if found is None:
         raise NotARepository(
             f"not inside a git repository: {start}",
             hint="run gitvault inside a repository, or pass --repo PATH",
         )
+    git_dir, top = found
     common = _common_dir(git_dir)
-    return Location(common_dir=common, git_dir=git_dir, workdir=_workdir(git_dir, common))
+    return Location(common_dir=common, git_dir=git_dir, workdir=_workdir(git_dir, common, top))

@@ -18,8 +18,8 @@ from pathlib import Path
 from gitvault.errors import Refused
 from gitvault.resolve import Location
 from gitvault.resources import hook_template
-from gitvault.vault import gitcmd, statedir
-from gitvault.vault.files import atomic_write
+from gitvault.vault import gitcmd, layout, statedir
+from gitvault.vault.files import atomic_write, make_dirs
 
 HOOKS = ("post-commit", "post-merge", "post-rewrite", "pre-push")
 # Files earlier releases installed beside the shims; removed by install and uninstall.
@@ -41,6 +41,41 @@ class HookState:
     version: int | None
     chained: bool
     foreign: bool  # a hook that is not ours sits where ours should be
+
+
+# git's hook names (githooks(5), git 2.39). When core.hooksPath names a folder inside the working
+# tree, each gets a forwarder in the shims' folder outside it, so the repository's own hooks
+# all still run; the frequent ones only when the folder has them (a shell per ref update).
+GIT_HOOKS = (
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+)
+FREQUENT_HOOKS = ("reference-transaction", "post-index-change")
+FORWARD_ID = "# gitvault-forward"
 
 
 def hooks_dir(loc: Location) -> HooksDir:
@@ -160,6 +195,98 @@ def _remove_legacy(hdir: HooksDir) -> list[str]:
         for name in LEGACY_FILES
         if _remove_ours(hdir.path / name)
     ]
+
+
+def inside_tree(loc: Location, hdir: HooksDir) -> bool:
+    """Whether the hooks folder is inside the working tree (a tracked `.githooks/`): writing
+    there would change the project's files."""
+    if loc.workdir is None or hdir.scope == "default":
+        return False
+    path = hdir.path.resolve()
+    if any(path.is_relative_to(d.resolve()) for d in (loc.git_dir, loc.common_dir)):
+        return False  # under .git: no project file
+    return path.is_relative_to(loc.workdir.resolve())
+
+
+def chained_from(loc: Location) -> str | None:
+    """The core.hooksPath gitvault moved aside, if it did."""
+    return gitcmd.config_get(loc.workdir or loc.git_dir, layout.CHAINED_HOOKS_KEY) or None
+
+
+def chain_outside(loc: Location, hdir: HooksDir) -> tuple[HooksDir, list[str]]:
+    """core.hooksPath names a folder inside the working tree: gitvault never writes there.
+    Its shims go to a folder of its own outside the tree (statedir.CHAINED_HOOKS), where every
+    git hook forwards to the repository's own one (ours run it first, as with a chained hook);
+    core.hooksPath is pointed at that folder in the same scope, and the value it had is kept
+    for uninstall to put back."""
+    cwd = loc.workdir or loc.git_dir
+    outside = statedir.path(loc, statedir.CHAINED_HOOKS)
+    original = chained_from(loc)
+    if original is None:
+        if hdir.scope not in ("local", "worktree"):
+            raise Refused(
+                f"core.hooksPath ({hdir.path}) is inside the working tree and set in "
+                f"{hdir.scope} git config; gitvault does not write into the project's files",
+                hint="set it in this repository's config instead (git config core.hooksPath "
+                "DIR), then run install again",
+            )
+        proc = gitcmd.run_git(["config", f"--{hdir.scope}", "--get", "core.hooksPath"], cwd)
+        original = proc.stdout.decode("utf-8", "replace").strip()
+    if "\n" in original or "\0" in original:
+        raise Refused("core.hooksPath holds a newline; gitvault cannot forward to it")
+    make_dirs(outside)
+    changes: list[str] = []
+    present = {p.name for p in hdir.path.iterdir()} if hdir.path.is_dir() else set()
+    for name in (*GIT_HOOKS, *(n for n in FREQUENT_HOOKS if n in present)):
+        target = outside / (name + CHAINED_SUFFIX if name in HOOKS else name)
+        text = _forwarder(name, original)
+        if _read(target) != text:
+            atomic_write(target, text.encode(), mode=0o755)
+    scope = hdir.scope if hdir.scope in ("local", "worktree") else "local"
+    if gitcmd.config_get(cwd, layout.CHAINED_HOOKS_KEY) is None:
+        gitcmd.run_git(["config", f"--{scope}", layout.CHAINED_HOOKS_KEY, original], cwd)
+        gitcmd.run_git(["config", f"--{scope}", "core.hooksPath", str(outside)], cwd)
+        changes.append(
+            f"core.hooksPath was {original} (inside the working tree, left untouched): the "
+            f"hooks now run from {outside}, each forwarding to {original}'s own"
+        )
+    return HooksDir(outside, scope), changes
+
+
+def _forwarder(name: str, original: str) -> str:
+    quoted = "'" + original.replace("'", "'\\''") + "'"
+    return (
+        "#!/bin/sh\n"
+        f"{FORWARD_ID} {name} v1\n"
+        f"# core.hooksPath was {quoted}, a folder inside the working tree: gitvault runs the\n"
+        "# repository's own hook from there (git runs hooks at the worktree's top). `gitvault\n"
+        "# uninstall` puts core.hooksPath back.\n"
+        f"h={quoted}; case $h in /*) ;; *) h=$PWD/$h ;; esac\n"
+        f'[ -x "$h/{name}" ] || exit 0\n'
+        f'exec "$h/{name}" "$@"\n'
+    )
+
+
+def unchain(loc: Location) -> list[str]:
+    """Put back the core.hooksPath chain_outside moved aside, and remove its folder."""
+    original = chained_from(loc)
+    if original is None:
+        return []
+    cwd = loc.workdir or loc.git_dir
+    proc = gitcmd.run_git(["config", "--show-scope", "--get", layout.CHAINED_HOOKS_KEY], cwd)
+    scope = proc.stdout.decode("utf-8", "replace").partition("\t")[0] or "local"
+    gitcmd.run_git(["config", f"--{scope}", "core.hooksPath", original], cwd)
+    gitcmd.run_git(["config", f"--{scope}", "--unset", layout.CHAINED_HOOKS_KEY], cwd)
+    outside = statedir.path(loc, statedir.CHAINED_HOOKS)
+    for path in outside.iterdir() if outside.is_dir() else []:
+        text = _read(path) or ""
+        if FORWARD_ID in text or shim_version(text) is not None:
+            path.unlink()
+    try:
+        outside.rmdir()
+    except OSError:
+        pass
+    return [f"core.hooksPath is {original} again"]
 
 
 def uninstall(hdir: HooksDir) -> list[str]:

@@ -17,7 +17,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from gitvault.errors import GitvaultError
+from gitvault.errors import GitvaultError, UnsafeRepository
 from gitvault.vault import layout, processes
 
 # Identity used for commits on the vault branch (the user's HEAD is never touched).
@@ -55,6 +55,17 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+_DUBIOUS = re.compile(rb"detected dubious ownership in repository at '([^'\n]*)'")
+
+
+def _refused_ownership(proc: processes.Finished, cwd: Path | None) -> None:
+    """git's safe.directory refusal, named (every caller would take it for "no vault")."""
+    if proc.returncode != 0 and b"dubious ownership" in proc.stderr:
+        found = _DUBIOUS.search(proc.stderr)
+        where = found.group(1).decode("utf-8", "replace") if found else str(cwd or os.getcwd())
+        raise UnsafeRepository(where)
+
+
 def _no_git() -> GitError:
     return GitError("git is not installed or not on PATH", hint="install git")
 
@@ -77,6 +88,7 @@ def run_git(
         raise _no_git() from exc
     except processes.Timeout as exc:
         raise GitError(f"`{' '.join(cmd)}` did not finish within {timeout:.0f}s") from exc
+    _refused_ownership(proc, cwd)
     if check and proc.returncode != 0:
         raise GitError(
             f"`{' '.join(cmd)}` failed with exit code {proc.returncode}: "
@@ -97,11 +109,13 @@ def run_git_watched(
     watch() names a reason (processes.Stopped / GitError for the timeout)."""
     cmd = ["git", *args]
     try:
-        return processes.run_watched(cmd, cwd=cwd, env=clean_env(env), timeout=timeout, watch=watch)
+        proc = processes.run_watched(cmd, cwd=cwd, env=clean_env(env), timeout=timeout, watch=watch)
     except FileNotFoundError as exc:
         raise _no_git() from exc
     except processes.Timeout as exc:
         raise GitError(f"`git {args[0]}` did not finish within {timeout:.0f}s") from exc
+    _refused_ownership(proc, cwd)
+    return proc
 
 
 @contextmanager

@@ -20,6 +20,9 @@ BRANCH_KEY = "gitvault.branch"  # git config key (this clone only)
 # --no-claude with no other agent). Hooks of an agent not listed stay silent; the fold patches
 # the listed agents' instruction files; status checks their wiring and trust.
 AGENTS_KEY = "gitvault.agents"
+# The core.hooksPath gitvault moved aside (a folder inside the working tree): put back by
+# uninstall; its hooks still run, forwarded from the shims' folder outside the tree.
+CHAINED_HOOKS_KEY = "gitvault.chainedHooksPath"
 DEFAULT_BRANCH = "vault"
 _BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
 

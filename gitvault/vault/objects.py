@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from gitvault.errors import Refused, UnsafeRepository
 from gitvault.vault import layout
 from gitvault.vault.gitcmd import VAULT_EMAIL, VAULT_NAME, GitError, write_failed
 
@@ -42,6 +43,15 @@ class Repo:
         try:
             self._repo = pygit2.Repository(str(path))
         except pygit2.GitError as exc:
+            if "not owned by current user" in str(exc):
+                raise UnsafeRepository(_owned_path(str(exc), path)) from exc
+            if "unknown object format" in str(exc):
+                raise Refused(
+                    f"{path} is a SHA-256 repository (git init --object-format=sha256): "
+                    f"gitvault cannot open it (libgit2 {pygit2.LIBGIT2_VERSION}, pygit2's, is "
+                    "built without SHA-256 objects, and vault paths name commits by SHA-1)",
+                    hint="gitvault works in SHA-1 repositories (git's default) only",
+                ) from exc
             raise GitError(f"cannot open repository at {path}: {exc}") from exc
 
     # -- config and refs -----------------------------------------------------------------
@@ -318,3 +328,10 @@ class Repo:
                     self._diff_trees(prev if isinstance(prev, Tree) else None, sub, name + "/", out)
             else:
                 out.append(name)
+
+
+def _owned_path(message: str, path: Path) -> str:
+    """The folder libgit2's ownership refusal names ("repository path '…' is not owned …")."""
+    start = message.find("'")
+    end = message.find("'", start + 1)
+    return message[start + 1 : end] if 0 <= start < end else str(path)

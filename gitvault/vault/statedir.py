@@ -39,6 +39,9 @@ WALK = "walk.json"  # how far the drainer has read every worktree's HEAD log (no
 SET_ASIDE = "quarantine.jsonl"  # spool lines whose note could not be written (notes/quarantine)
 SET_ASIDE_LOCK = "quarantine.lock"
 LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (vault/launcher)
+# Where the shims go when core.hooksPath names a folder inside the working tree (tracked hooks
+# gitvault must not touch): core.hooksPath points here, and each hook forwards to that folder's.
+CHAINED_HOOKS = "hooks"
 LOG = "log"  # the failure log `gitvault status` shows (vault/locking)
 LOG_ROTATED = "log.1"
 CRASH_LOG_PREFIX = "crash-"  # an internal error's report (commands/common)
@@ -144,7 +147,7 @@ def agent_file(agent: str, what: str) -> str:
 # Not rewritten by replace_text: caches dropped and rebuilt whole instead (bytes replaced in an
 # SQLite file would corrupt it), the launcher, the scratch repositories of fetches, and the
 # files an flock is held on (they name a holder, never vault text).
-_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", SYNC_INCOMING)
+_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", CHAINED_HOOKS, SYNC_INCOMING)
 _HELD_SUFFIXES = (".lock", ".lease", ".pid")
 REPLACE_LIMIT = 64 * 1024 * 1024
 

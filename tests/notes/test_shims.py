@@ -165,12 +165,15 @@ def test_uninstall_removes_only_what_install_added(repo: Repo) -> None:
 
 
 def test_repository_core_hooks_path_is_installed_into(repo_factory) -> None:
+    """A repository-scoped core.hooksPath outside the working tree (one inside it is never
+    written: test_install.py::test_a_hooks_path_inside_the_tree_is_left_untouched_…)."""
     repo: Repo = repo_factory(install=False)
-    repo.git("config", "core.hooksPath", ".githooks")
+    outside = repo.path.parent / f"{repo.path.name}-hooks"
+    repo.git("config", "core.hooksPath", str(outside))
     result = repo.gv("install", "--no-claude")
     assert result.code == 0, result
     for name in SHIMS:
-        assert (repo.path / ".githooks" / name).is_file()
+        assert (outside / name).is_file()
         assert not (repo.git_dir / "hooks" / name).exists()
     sha = repo.commit("noted through core.hooksPath")
     assert sha in repo.note_paths()
