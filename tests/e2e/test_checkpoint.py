@@ -1,7 +1,8 @@
 """The handover with the real Claude Code CLI (`claude -p`, offline against the Messages API
 mock): `/checkpoint` expands the skill `gitvault install` wrote, the model runs the command it
-gives through the Bash tool, and the next session's SessionStart recall starts from that
-handover, once. Asserted from what the mock received and from the vault.
+gives through the Bash tool, and after `/clear` the new session's SessionStart recall starts
+from that handover; a later session's does not. Asserted from what the mock received and from
+the vault.
 
 Marked `claude`; skips with the reason printed when the CLI cannot be had (fails with
 GITVAULT_REQUIRE_CLAUDE=1)."""
@@ -92,7 +93,7 @@ def _start_context(api: MockAnthropic) -> str:
     return block
 
 
-def test_checkpoint_skill_then_the_next_session_starts_from_the_handover_once(
+def test_checkpoint_skill_then_clear_starts_from_the_handover_once(
     claude: Path, anthropic_api: MockAnthropic, project: Repo, tmp_path: Path
 ) -> None:
     repo = project
@@ -149,17 +150,23 @@ def test_checkpoint_skill_then_the_next_session_starts_from_the_handover_once(
     assert meta["commits"] == [sha], meta  # from the worktree's HEAD reflog
     assert f"{sha[:7]} feat: strict parser" in body and "NEXT-7c1" in body
 
-    # Session 2 (a new one, as after /clear): its SessionStart recall has the handover first.
+    # /clear: Claude Code ends the conversation and starts a new session (SessionStart source
+    # "clear", a new id) whose recall has the handover first; its first model request (the
+    # next prompt, resuming it) carries that block.
     anthropic_api.clear()
-    second = _claude(claude, anthropic_api, repo, home, "what now?")
-    assert second["session_id"] != sid
+    cleared = _claude(claude, anthropic_api, repo, home, "/clear", "--resume", sid)
+    new_sid = cleared["session_id"]
+    assert new_sid != sid and not anthropic_api.model_requests()
+    consumed = json.loads((repo.state_dir / "handovers.json").read_text())["consumed"]
+    assert consumed[meta["slug"]]["session"] == new_sid, consumed
+    _claude(claude, anthropic_api, repo, home, "what now?", "--resume", new_sid)
     block = _start_context(anthropic_api)
     part = block.split("\n\n")[1]
     assert part.startswith(f"Handover from an earlier session, s:{meta['slug']}"), block
     for marker in ("ASKED-7c1", "OPEN-7c1", "NEXT-7c1", f"{sha[:7]} feat: strict parser"):
         assert marker in part, (marker, part)
 
-    # Session 3: the handover was consumed; the usual block, the handover not first.
+    # A new session: the handover was consumed; the usual block, the handover not first.
     anthropic_api.clear()
     _claude(claude, anthropic_api, repo, home, "and now?")
     block = _start_context(anthropic_api)
