@@ -433,3 +433,49 @@ def test_a_commit_subject_cannot_break_the_recall_block(repo: Repo) -> None:
 
 def test_writers_killed_at_random_points_never_wedge_or_lose(repo_factory) -> None:
     assert kill_rounds(repo_factory(sync=False), rounds=3, seed=1) == []
+
+
+def test_a_full_disk_fails_no_commit_loses_no_note_and_gitvault_says_so(tmp_path) -> None:
+    """A repository on a 6 MB tmpfs, filled to the last block: a commit git itself can still
+    write succeeds (the shim's spool or log may not fit), gitvault's writers fail with a
+    named error (exit 1, no traceback), and once space returns the next gitvault command's
+    drain (its walk of the HEAD logs) writes the note of the commit made on the full disk."""
+    import os
+
+    from tests.support.repos import make_repo
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        repo = make_repo(disk / "repo")
+        filler = disk / "filler"
+        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=4k"], capture_output=True)
+        assert os.statvfs(disk).f_bavail == 0
+        sha = None
+        for _ in range(64):  # free a block at a time until git itself can commit
+            proc = repo.run(
+                "commit", "-q", "--allow-empty", "-m", "feat: on a full disk", check=False
+            )
+            if proc.returncode == 0:
+                sha = repo.head()
+                break
+            os.truncate(filler, max(0, filler.stat().st_size - 4096))
+        assert sha is not None, "git never committed"
+        assert repo.note(sha) is None  # no room for it yet
+        for args in (("pin", "always run the tests first"), ("fold", "--merger", "builtin")):
+            result = repo.gv_proc(*args)
+            assert result.code == 1, (args, result)
+            assert "No space left on device" in result.err and "Traceback" not in result.err
+        filler.unlink()
+        assert repo.gv_proc("status").code == 0
+        repo.wait_for_notes([sha])
+        assert "on a full disk" in (repo.note(sha) or "")
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)

@@ -64,7 +64,7 @@ def is_known(loc: Location, remote: str) -> bool:
 # Bounds of one fetch, per clone (git config; a travelling vault.toml cannot loosen them).
 MAX_FETCH_BYTES = 64 * 1024 * 1024  # layout.SYNC_MAX_FETCH_KEY: objects one fetch may bring
 DISK_RESERVE = 64 * 1024 * 1024  # free space a fetch never eats into (git status must work)
-STALL_SECONDS = 60.0  # layout.SYNC_STALL_KEY: no byte arrived for this long: stopped
+STALL_SECONDS = 60.0  # layout.SYNC_STALL_KEY: no byte arrived (or, pushing, went) for this long
 MAX_BYTES_KEY = layout.SYNC_MAX_FETCH_KEY
 STALL_KEY = layout.SYNC_STALL_KEY
 TIMEOUT_KEY = layout.SYNC_TIMEOUT_KEY
@@ -344,13 +344,20 @@ def push(loc: Location, remote: str, sha: str, remote_ref: str) -> PushResult:
     """Push sha to remote_ref without force (a fast-forward or a new ref, nothing else).
     --no-verify: the vault is data gitvault wrote, not code; the user's pre-push hooks (and
     gitvault's own pre-push shim) are for their branches."""
+    stall = bound(loc, STALL_KEY, STALL_SECONDS)
     try:
         proc = gitcmd.run_git_watched(
-            ["push", "--porcelain", "--no-verify", remote, f"{sha}:{remote_ref}"],
+            # --progress: git reports as it sends, even to a file, so silence is a stall
+            ["push", "--porcelain", "--progress", "--no-verify", remote, f"{sha}:{remote_ref}"],
             cwd_of(loc),
             timeout=bound(loc, TIMEOUT_KEY, NETWORK_TIMEOUT),
             watch=lambda: None,
             env=network_env(loc),
+            stall=stall,
+        )
+    except processes.Stopped as exc:
+        return PushResult(
+            False, False, f"{remote} took nothing for {stall:.0f}s: {exc} (git config {STALL_KEY})"
         )
     except gitcmd.GitError as exc:
         return PushResult(False, False, f"{exc.message} (git config {TIMEOUT_KEY})")

@@ -104,12 +104,16 @@ def run_git_watched(
     timeout: float,
     watch: Callable[[], str | None],
     env: Mapping[str, str] | None = None,
+    stall: float | None = None,
 ) -> processes.Finished:
-    """git over the network (fetch, push): its process group killed at the timeout or when
-    watch() names a reason (processes.Stopped / GitError for the timeout)."""
+    """git over the network (fetch, push): its process group killed at the timeout, when
+    watch() names a reason, or when it wrote nothing for `stall` seconds (processes.Stopped /
+    GitError for the timeout)."""
     cmd = ["git", *args]
     try:
-        proc = processes.run_watched(cmd, cwd=cwd, env=clean_env(env), timeout=timeout, watch=watch)
+        proc = processes.run_watched(
+            cmd, cwd=cwd, env=clean_env(env), timeout=timeout, watch=watch, stall=stall
+        )
     except FileNotFoundError as exc:
         raise _no_git() from exc
     except processes.Timeout as exc:

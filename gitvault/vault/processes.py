@@ -143,12 +143,14 @@ def run_watched(
     timeout: float,
     watch: Callable[[], str | None],
     interval: float = 0.25,
+    stall: float | None = None,
 ) -> Finished:
     """A network child (git fetch and the ssh or https helper it starts): in a process group of
     its own, dying with this process, its output in temporary files (never a pipe that could
-    fill), and `watch()` asked every `interval` seconds; when it names a reason, or at the
-    timeout, the whole group is killed and Stopped (or Timeout) raised: nothing is left
-    behind. Raises OSError when it cannot start."""
+    fill), and `watch()` asked every `interval` seconds; when it names a reason, at the
+    timeout, or (stall) when it wrote nothing for that many seconds (git push --progress
+    reports as it sends), the whole group is killed and Stopped (or Timeout) raised: nothing is
+    left behind. Raises OSError when it cannot start."""
     import threading
 
     def stop(signum: int, _frame: object) -> None:
@@ -159,7 +161,7 @@ def run_watched(
     if threading.current_thread() is threading.main_thread():
         before = {s: signal.signal(s, stop) for s in handled}
     try:
-        return _watched(argv, cwd, env, timeout, watch, interval)
+        return _watched(argv, cwd, env, timeout, watch, interval, stall)
     finally:
         for sig, old in before.items():
             signal.signal(sig, old)
@@ -172,6 +174,7 @@ def _watched(
     timeout: float,
     watch: Callable[[], str | None],
     interval: float,
+    stall: float | None = None,
 ) -> Finished:
     import tempfile
 
@@ -189,10 +192,18 @@ def _watched(
         deadline = time.monotonic() + timeout
         reason: str | None = None
         late = False
+        written, since = 0, time.monotonic()
         try:
             while proc.poll() is None:
                 reason = watch()
-                if reason is None and time.monotonic() > deadline:
+                now = time.monotonic()
+                if reason is None and stall is not None:
+                    size = os.fstat(out.fileno()).st_size + os.fstat(err.fileno()).st_size
+                    if size != written:
+                        written, since = size, now
+                    elif now - since > stall:
+                        reason = f"{argv[0]} reported nothing for {stall:.0f}s"
+                if reason is None and now > deadline:
                     late, reason = True, f"{argv[0]} did not finish within {timeout:.0f}s"
                 if reason is not None:
                     break

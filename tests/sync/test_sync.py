@@ -592,3 +592,32 @@ def test_redact_and_gc_leave_no_copy_on_this_disk_and_sync_keeps_it_out(
     assert b.gv("gc", "--yes").code == 0
     assert _holding(b, secret) == []
     assert sync(a)["fetched"] and _holding(a, secret) == []
+
+
+def test_a_push_to_a_remote_that_stops_taking_data_is_given_up_within_the_stall_bound(
+    remote: Path, tmp_path: Path
+) -> None:
+    """The fetch works, the push reaches a receive-pack that never answers (and ignores its
+    input's end, as a dead host does): sync gives up after the stall bound, not the 300 s
+    total, says which bound, and leaves no process behind; the local vault is unchanged."""
+    a = clone(remote, tmp_path / "a")
+    a.commit("feat: something to push")
+    pids = tmp_path / "receive-pack.pid"
+    stuck = tmp_path / "stuck-receive-pack"
+    stuck.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 600 </dev/null\n")
+    stuck.chmod(0o755)
+    a.git("config", "remote.origin.receivepack", str(stuck))
+    a.git("config", layout.SYNC_STALL_KEY, "3")
+    tip = a.vault_tip()
+    started = time.monotonic()
+    result = a.gv("sync")
+    spent = time.monotonic() - started
+    assert result.code != 0, result
+    assert "nothing for 3s" in result.err and layout.SYNC_STALL_KEY in result.err, result
+    assert spent < 60, spent  # the stall bound, far below the total timeout
+    assert a.vault_tip() == tip
+    for pid in pids.read_text().split():
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{pid}").exists(), f"receive-pack {pid} left running"
