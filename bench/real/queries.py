@@ -315,6 +315,7 @@ class QuestionSet:
     root: str
     held_out: bool
     questions: list[dict[str, object]]
+    kind: str = ""  # the kind its questions are scored under (default: question[-held-out])
 
 
 def question_sets(directory: Path = QUESTIONS_DIR) -> list[QuestionSet]:
@@ -328,6 +329,7 @@ def question_sets(directory: Path = QUESTIONS_DIR) -> list[QuestionSet]:
                 root=str(data["root"]),
                 held_out=bool(data.get("held_out")),
                 questions=list(data["questions"]),
+                kind=str(data.get("kind") or ""),
             )
         )
     return out
@@ -356,7 +358,7 @@ def questions_for(
             words = text.rstrip("?").split()
             out.append(
                 Query(
-                    "question-held-out" if qs.held_out else "question",
+                    qs.kind or ("question-held-out" if qs.held_out else "question"),
                     words,
                     [f for f in full if f],
                     qs.path.name,

@@ -39,7 +39,7 @@ def search_kinds(h: dict[str, object]) -> list[str]:
     kinds = _get(h, "search", "kinds")
     if not isinstance(kinds, dict):
         return []
-    order = [*KINDS, "question", "question-held-out"]
+    order = [*KINDS, "question", "question-held-out", "question-held-out-2"]
     return [k for k in order if k in kinds] + sorted(k for k in kinds if k not in order)
 
 

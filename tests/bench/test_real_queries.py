@@ -5,6 +5,7 @@ content words only."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,7 +14,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.real.history import History  # noqa: E402
-from bench.real.queries import content_words, inflections, known_item, words_of  # noqa: E402
+from bench.real.queries import (  # noqa: E402
+    content_words,
+    inflections,
+    known_item,
+    questions_for,
+    words_of,
+)
 from bench.real.searcheval import Baseline, score  # noqa: E402
 
 START = 1_700_000_000
@@ -116,3 +123,21 @@ def test_a_merge_that_brought_the_gold_commit_in_counts(tmp_path: Path) -> None:
     assert score(h, [base, merge], [gold]).via_merge
     assert score(h, [gold], [gold]).rank == 1
     assert score(h, [later, after, base], [gold]).rank is None
+
+
+def test_a_question_set_is_scored_under_the_kind_it_names(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    first = commit(repo, START, "start the project", "a.txt")
+    gold = commit(repo, START + 60, "rewrite the parser", "b.txt")
+    sets = tmp_path / "questions"
+    sets.mkdir()
+    for name, extra in (("r", {}), ("r-held-out", {}), ("r-held-out-2", {"kind": "question-x"})):
+        data = {"name": name, "root": first, "held_out": name != "r", **extra}
+        data["questions"] = [{"q": f"Why was parsing redone ({name})?", "gold": [gold[:10]]}]
+        (sets / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    found, problems = questions_for(History.load("r", repo, dict(os.environ)), sets)
+    assert not problems
+    assert sorted(q.kind for q in found) == ["question", "question-held-out", "question-x"]
+    assert all(q.gold == [gold] for q in found)
