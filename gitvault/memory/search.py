@@ -34,6 +34,7 @@ import hashlib
 import heapq
 import math
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
@@ -52,13 +53,14 @@ from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
 
-SCHEMA_VERSION = "3"  # 3: only the vault's first-parent line is indexed (no quarantined history)
+SCHEMA_VERSION = "4"  # 4: a note's file list is a column of its own (3: first-parent line only)
 KINDS = ("note", "session", "digest")
 DEFAULT_LIMIT = 10  # results shown unless -n says otherwise
 MAX_LIMIT = 200
 AGENT_MAX_CHARS = 4000  # the whole text answer, for an agent's context
 SNIPPET_TOKENS = 14
 TITLE_WEIGHT = 2.0  # a term in the title counts this many times one in a body of average length
+FILES_WEIGHT = 0.5  # a term only in the paths a commit touched (weighed by its df among paths)
 SHOW_SHARE = 0.4  # a shown result holds at least this share of the best result's coverage
 CANDIDATES = 400  # results scored in full (title, length) after the first cut by coverage
 BM25_B = 0.75  # how much a long body dilutes a match (BM25's b; its k1 below)
@@ -83,12 +85,13 @@ CREATE TABLE docs(
     parent BLOB,  -- notes: the first parent
     merge INTEGER NOT NULL DEFAULT 0,  -- notes: a merge commit
     grp INTEGER,  -- notes a merge brought in: that merge's id
-    line TEXT  -- digest lines: fold commit, category, line, cites (unit-separated)
+    line TEXT,  -- digest lines: fold commit, category, line, cites (unit-separated)
+    twin INTEGER  -- notes that are no merge: a hash of the subject (copies of one change)
 );
 CREATE INDEX docs_parent ON docs(parent) WHERE parent IS NOT NULL;
 CREATE TABLE tombs(cite TEXT PRIMARY KEY);
 CREATE VIRTUAL TABLE words USING fts5(
-    title, body, tokenize = '{_TOKENIZER}', content = '', detail = column, columnsize = 0
+    title, body, files, tokenize = '{_TOKENIZER}', content = '', detail = column, columnsize = 0
 );
 CREATE VIRTUAL TABLE names USING fts5(
     name, tokenize = "{_NAME_TOKENIZER}", content = '', detail = none, columnsize = 0
@@ -109,7 +112,8 @@ class _Rebuild(Exception):
 class Related(NamedTuple):
     cite: str
     title: str
-    relation: str  # "merge": the merge that brought this result in; "commit": one it brought
+    relation: str  # "merge": the merge that brought this result in; "commit": one it brought;
+    # "copy": the same change again (a cherry-pick, a squash: the same subject)
 
     def as_json(self) -> dict[str, object]:
         return {"id": self.cite, "title": self.title, "relation": self.relation}
@@ -183,6 +187,7 @@ class _Text(NamedTuple):
     body: str
     names: str
     size: int
+    files: str = ""  # notes: the paths the commit touched, one a line
 
 
 class _Doc(NamedTuple):
@@ -196,9 +201,10 @@ class _Doc(NamedTuple):
     merge: int
     grp: int | None
     line: str | None
+    twin: int | None
 
 
-_DOC_COLUMNS = "id, key, kind, time, size, blob, path, merge, grp, line"
+_DOC_COLUMNS = "id, key, kind, time, size, blob, path, merge, grp, line, twin"
 
 
 # -- the text of a document ------------------------------------------------------------------
@@ -211,14 +217,14 @@ def _note_text(body: str) -> _Text:
     names = searchtext.names_in(note.subject + "\n" + message)
     for path in files:
         names += searchtext.names_in(path)
-    text = (message + "\n" + "\n".join(files)).strip()[:BODY_MAX]
-    return _text(note.subject, text, names)
+    listed = "\n".join(files)[:BODY_MAX]
+    return _text(note.subject, message.strip()[:BODY_MAX], names, listed)
 
 
-def _text(title: str, body: str, names: Iterable[str]) -> _Text:
+def _text(title: str, body: str, names: Iterable[str], files: str = "") -> _Text:
     title = title[:500]
     size = len(title.split()) + len(body.split())
-    return _Text(title, body, searchtext.name_tokens(list(dict.fromkeys(names))), size)
+    return _Text(title, body, searchtext.name_tokens(list(dict.fromkeys(names))), size, files)
 
 
 def _decoded(data: bytes) -> str:
@@ -248,6 +254,19 @@ def _title_and_rest(body: str) -> tuple[str, str]:
     if lines and lines[0].startswith("# "):
         return lines[0][2:].strip(), "\n".join(lines[1:]).strip()
     return "", body.strip()
+
+
+_PR_NUMBER = re.compile(r"\s*\((?:#|!|gh-)\d+\)\s*$", re.IGNORECASE)
+
+
+def _twin(subject: str) -> int | None:
+    """What copies of one change share: its subject, case and spacing folded, a trailing pull
+    request number dropped (a cherry-pick to a stable branch, a squash of the same change).
+    None for a subject too short to tell changes apart."""
+    folded = " ".join(_PR_NUMBER.sub("", subject).lower().split())
+    if len(folded.split()) < 3:
+        return None
+    return int.from_bytes(hashlib.sha1(folded.encode()).digest()[:7], "big")
 
 
 def _clean(text: str, limit: int) -> str:
@@ -547,8 +566,8 @@ class Index:
                     raise _Rebuild("a version the index holds is no longer in the repository")
                 text = _item_text(doc.kind, data)[1]
             conn.execute(
-                "INSERT INTO words(words, rowid, title, body) VALUES ('delete', ?, ?, ?)",
-                (doc.id, text.title, text.body),
+                "INSERT INTO words(words, rowid, title, body, files) VALUES ('delete', ?, ?, ?, ?)",
+                (doc.id, text.title, text.body, text.files),
             )
             conn.execute(
                 "INSERT INTO names(names, rowid, name) VALUES ('delete', ?, ?)",
@@ -595,10 +614,11 @@ class Index:
         reuse: tuple[int, int | None] | None = None,
     ) -> int:
         doc_id, grp = reuse if reuse is not None else (None, None)
-        row = (doc_id, key, kind, when, text.size, blob, path, parent, int(merge), grp, line)
+        twin = _twin(text.title) if kind == "note" and not merge else None
+        row = (doc_id, key, kind, when, text.size, blob, path, parent, int(merge), grp, line, twin)
         insert = (
-            "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line, "
+            "twin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         try:
             cur = conn.execute(insert, row)
@@ -607,7 +627,8 @@ class Index:
             cur = conn.execute(insert, row)
         doc = cur.lastrowid
         conn.execute(
-            "INSERT INTO words(rowid, title, body) VALUES (?, ?, ?)", (doc, text.title, text.body)
+            "INSERT INTO words(rowid, title, body, files) VALUES (?, ?, ?, ?)",
+            (doc, text.title, text.body, text.files),
         )
         conn.execute("INSERT INTO names(rowid, name) VALUES (?, ?)", (doc, text.names))
         return doc or 0
@@ -737,7 +758,15 @@ class _Term(NamedTuple):
     text: str
     docs: frozenset[int]  # documents holding it
     title: frozenset[int]  # … in their title
-    weight: float  # its inverse document frequency
+    prose: frozenset[int]  # … in their title or body (not only in the paths they touched)
+    weight: float  # its inverse document frequency among titles and bodies (names: among names)
+    files_weight: float  # … among the paths commits touched
+
+    def cover(self, doc: int) -> float:
+        """What holding the term is worth to a document, before its length is known."""
+        if doc in self.prose:
+            return self.weight
+        return self.files_weight * FILES_WEIGHT
 
 
 class _Query:
@@ -772,14 +801,17 @@ class _Query:
     def terms(self) -> list[_Term]:
         out = []
         for term in self.asked:
-            quoted = _quoted(term.text)
             if term.is_name:
-                docs = self._rowids("names", quoted)
-                title: frozenset[int] = frozenset()
-            else:
-                docs = self._rowids("words", quoted)
-                title = self._rowids("words", f"title : {quoted}") if docs else frozenset()
-            out.append(_Term(term.text, docs, title, self._idf(len(docs))))
+                docs = self._rowids("names", _quoted(term.text))
+                weight = self._idf(len(docs))
+                out.append(_Term(term.text, docs, frozenset(), docs, weight, weight))
+                continue
+            forms = " OR ".join(_quoted(f) for f in searchtext.word_forms(term.text))
+            title = self._rowids("words", f"title : ({forms})")
+            prose = title | self._rowids("words", f"body : ({forms})")
+            files = self._rowids("words", f"files : ({forms})")
+            weight, files_weight = self._idf(len(prose)), self._idf(len(files))
+            out.append(_Term(term.text, prose | files, title, prose, weight, files_weight))
         return out
 
     def _allowed(self) -> set[int] | None:
@@ -813,7 +845,7 @@ class _Query:
         for t in terms:
             for held in t.docs:
                 if allowed is None or held in allowed:
-                    cover[held] = cover.get(held, 0.0) + t.weight
+                    cover[held] = cover.get(held, 0.0) + t.cover(held)
         if not cover:
             return Answer(self.query, names, [], len(terms), self.count)
         first = heapq.nlargest(CANDIDATES, cover, key=cover.__getitem__)
@@ -828,14 +860,21 @@ class _Query:
             for t in terms:
                 if doc.id in t.title:
                     got += t.weight * TITLE_WEIGHT
-                elif doc.id in t.docs:
+                elif doc.id in t.prose:
                     got += t.weight * body
+                elif doc.id in t.docs:
+                    got += t.files_weight * FILES_WEIGHT
             return got / total
 
         ranked = sorted(docs.values(), key=lambda d: (-score(d), -d.time, d.id))
         groups: dict[int, list[_Doc]] = {}
+        twins: dict[int, int] = {}  # a subject's hash → the group its first copy went to
         for doc in ranked:
+            # One result per pull request (its merge and commits) and per change copied under
+            # the same subject (cherry-picks to a stable branch, a squash beside its commits).
             group = doc.grp if doc.grp is not None else doc.id
+            if doc.twin is not None:
+                group = twins.setdefault(doc.twin, group)
             if group in groups:
                 groups[group].append(doc)
             elif len(groups) < limit:
@@ -850,7 +889,7 @@ class _Query:
             head = members[0]
             holds = tuple(t.text for t in terms if head.id in t.docs)
             related = tuple(
-                Related(_cite(d), _clean(texts[d.id][0], 160), "merge" if d.merge else "commit")
+                Related(_cite(d), _clean(texts[d.id][0], 160), _relation(head, d))
                 for d in members[1:]
             )
             title, _ = texts[head.id]
@@ -888,7 +927,7 @@ class _Query:
                 out[doc.id] = ("", "")
                 continue
             text = _item_text(doc.kind, data)[1]
-            out[doc.id] = (text.title, text.body)
+            out[doc.id] = (text.title, (text.body + "\n" + text.files).strip())
         return out
 
 
@@ -911,6 +950,12 @@ def _snippets(
             (SNIPPET_TOKENS, expression),
         )
         return {doc: snip for doc, snip in rows if "[" in snip and snip.strip("…[] ")}
+
+
+def _relation(head: _Doc, doc: _Doc) -> str:
+    if doc.merge:
+        return "merge"
+    return "copy" if head.twin is not None and doc.twin == head.twin else "commit"
 
 
 def _key_of(path: str) -> str:

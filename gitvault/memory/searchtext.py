@@ -59,6 +59,23 @@ _STOP_TEXT = """
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
+_DOUBLED = re.compile(r"([b-df-hj-kmnp-rt-vx-y])\1$")  # a doubled consonant, not l, s or z
+
+
+def word_forms(word: str) -> list[str]:
+    """The forms a query word is matched in. Porter's stemmer leaves a doubled consonant on a
+    bare word but strips it from the inflected one (add → add, added → ad; err, erred), so
+    both forms of such a word are asked for."""
+    forms = [word]
+    for suffix in ("ed", "ing"):
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 3 and _DOUBLED.search(stem):
+            forms.append(stem)
+    if _DOUBLED.search(word) and len(word) >= 3:
+        forms.append(word + "ed")
+    return forms
+
+
 def strip_trailers(message: str) -> str:
     """The message without its trailer lines: the last paragraph when every line of it is a
     trailer, and anywhere a line that only a trailer looks like (Signed-off-by: …)."""

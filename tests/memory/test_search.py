@@ -270,3 +270,49 @@ def test_a_query_may_hold_words_that_look_like_options(repo: Repo) -> None:
         assert found.code == 0, (args, found)
     assert _ids(cli_in(repo, "search", "add", "--interactive", "--json")) == [f"c:{sha[:7]}"]
     assert "Rewrite add" in cli_in(repo, "search", "add", "--interactive").out
+
+
+def test_a_word_said_in_the_message_outranks_one_only_in_a_touched_path(repo: Repo) -> None:
+    # The paths a commit touched are a field of their own, weighed by how common the word is
+    # among paths: "parser" in a message says more than a file under src/parser/ does.
+    said = repo.commit("Tidy the loader\n\nThe parser warms up faster now.", {"a.txt": "x\n"})
+    path = repo.commit("Tidy imports", {"src/parser/util.py": "y\n"})
+    data = cli_in(repo, "search", "parser", "--json").json("search")
+    assert [r["id"] for r in data["results"]] == [f"c:{said[:7]}", f"c:{path[:7]}"]
+    # A subject match still outranks a body match.
+    title = repo.commit("Parser warmup is lazy", {"b.txt": "z\n"})
+    assert _ids(cli_in(repo, "search", "parser", "warms", "--json"))[0] in {
+        f"c:{said[:7]}",
+        f"c:{title[:7]}",
+    }
+    assert _ids(cli_in(repo, "search", "parser", "--json"))[0] == f"c:{title[:7]}"
+
+
+def test_copies_of_one_change_under_the_same_subject_are_one_result(repo: Repo) -> None:
+    base = repo.head()
+    first = repo.commit("Fix the pager colour detection", {"pager.py": "1\n"})
+    repo.git("checkout", "-q", "-b", "stable", base)
+    copy = repo.commit("Fix the pager colour detection (#812)", {"pager.py": "2\n"})
+    other = repo.commit("Pager colour tests", {"test_pager.py": "3\n"})
+    data = cli_in(repo, "search", "pager", "colour", "detection", "--json").json("search")
+    results = data["results"]
+    heads = [r["id"] for r in results]
+    assert len({f"c:{first[:7]}", f"c:{copy[:7]}"} & set(heads)) == 1, results
+    one = next(r for r in results if r["id"] in {f"c:{first[:7]}", f"c:{copy[:7]}"})
+    assert [(r["relation"]) for r in one["related"]] == ["copy"]
+    assert {one["id"], one["related"][0]["id"]} == {f"c:{first[:7]}", f"c:{copy[:7]}"}
+    # Another subject is its own result.
+    assert f"c:{other[:7]}" in _ids(cli_in(repo, "search", "pager", "colour", "--json"))
+    text = cli_in(repo, "search", "pager", "colour", "detection").out
+    assert "+ copy c:" in text
+
+
+def test_a_word_porter_stems_apart_from_its_inflection_still_matches(repo: Repo) -> None:
+    # Porter: add → add but added → ad. Both forms are asked for.
+    sha = repo.commit("add typing annotations", {"a.txt": "x\n"})
+    for words in (("added", "annotations"), ("adding", "annotations")):
+        data = cli_in(repo, "search", *words, "--json").json("search")
+        assert data["results"][0]["id"] == f"c:{sha[:7]}"
+        assert data["results"][0]["partial"] is False, words
+    said = repo.commit("Then we added the docs", {"b.txt": "y\n"})
+    assert f"c:{said[:7]}" in _ids(cli_in(repo, "search", "add", "--json"))

@@ -71,3 +71,13 @@ def test_a_long_query_keeps_its_names_first() -> None:
     terms = searchtext.query_terms(f"{words} core.hooksPath")
     assert len(terms) == searchtext.MAX_TERMS
     assert terms[0].text == "core.hookspath" and terms[0].is_name
+
+
+def test_word_forms_cover_porters_doubled_consonant() -> None:
+    from gitvault.memory.searchtext import word_forms
+
+    assert word_forms("added") == ["added", "add"]
+    assert word_forms("adding") == ["adding", "add"]
+    assert word_forms("add") == ["add", "added"]
+    assert word_forms("passed") == ["passed"]  # s, l and z stay doubled: one stem already
+    assert word_forms("parser") == ["parser"]
