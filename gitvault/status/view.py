@@ -92,6 +92,7 @@ class Report:
     commits: dict[str, Commit] = field(default_factory=dict)  # c:<prefix> → its commit
     sessions: set[str] = field(default_factory=set)  # slugs on the page
     older_sessions: int = 0  # sessions beyond SESSIONS_SHOWN, left off the timeline
+    unpushed: int = 0  # cited commits on no branch of origin (known host): shown in the page
     notes: int = 0
     folds: int = 0
 
@@ -306,9 +307,12 @@ def _commits(cwd: Path, report: Report, noted: dict[str, str]) -> None:
         elif report.host is not None and not matches:
             full[cite] = prefix  # not noted here: the host resolves the prefix, or says so
     if report.host is not None:
+        local = _not_on_origin(cwd, [sha for sha in full.values() if len(sha) == 40])
         for cite, sha in full.items():
-            report.commits[cite] = Commit(sha, report.host.commit_url(sha))
-        return
+            if sha not in local:
+                report.commits[cite] = Commit(sha, report.host.commit_url(sha))
+        full = {cite: sha for cite, sha in full.items() if sha in local}
+        report.unpushed = len(set(full.values()))
     wanted = list(dict.fromkeys(full.values()))[:COMMITS_EMBEDDED]
     shown = _show(cwd, wanted)
     missing = [sha for sha in wanted if sha not in shown]
@@ -320,6 +324,22 @@ def _commits(cwd: Path, report: Report, noted: dict[str, str]) -> None:
     for cite, sha in full.items():
         if sha in shown:
             report.commits[cite] = Commit(sha, f"#c-{sha}", outbound(_cut(shown[sha])))
+
+
+def _not_on_origin(cwd: Path, shas: list[str]) -> set[str]:
+    """The commits among shas that no remote-tracking branch of origin holds (the host would
+    answer 404 for them: the page carries their text instead); commits this clone lacks are
+    not among them."""
+    if not shas:
+        return set()
+    proc = gitcmd.run_git(
+        ["rev-list", "--ignore-missing", *shas, "--not", "--remotes=origin", "--"],
+        cwd,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return set()
+    return set(proc.stdout.decode("ascii", "replace").split()) & set(shas)
 
 
 def _origin_url(cwd: Path) -> str | None:
@@ -550,6 +570,7 @@ class _Page:
         embedded = {c.sha: c for c in self.report.commits.values() if c.text}
         if not embedded:
             return ""
+        why = "that is on no branch of origin" if self.report.host else "(origin is no known host)"
         rows = []
         for sha, commit in embedded.items():
             ident = self.item(f"c-{sha}", sha, commit.text)
@@ -560,7 +581,7 @@ class _Page:
         return (
             '<section id="commits" class="gv-section"><h2>Commits cited</h2>'
             '<p class="note">What <code>git show --stat</code> says of each commit the page '
-            f"cites (origin is no known host).</p>{''.join(rows)}</section>"
+            f"cites {why}.</p>{''.join(rows)}</section>"
         )
 
 
@@ -586,6 +607,8 @@ def render(report: Report) -> str:
         if r.host
         else "commits are shown in the page (origin is no known host)"
     )
+    if r.host and r.unpushed:
+        where += f"; {_count(r.unpushed, 'cited commit')} on no branch of origin: shown in the page"
     folded = (
         f"digest folded {_esc(r.folded_at[:16].replace('T', ' '))} by {_esc(r.merger)}"
         if r.folded_at

@@ -128,10 +128,9 @@ def test_citations_link_to_a_known_hosts_commit_pages(repo: Repo) -> None:
     repo.git("remote", "add", "origin", "git@github.com:acme/widgets.git")
     shas = [repo.commit(f"feat: step {i}", files={f"s{i}.py": "x\n"}) for i in range(3)]
     repo.git("revert", "--no-edit", "HEAD")
-    assert (
-        cli_in(repo, "save", stdin=session_text("Linked", decision=f"Chose c:{shas[0][:7]}")).code
-        == 0
-    )
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")  # as if pushed
+    decision = f"Chose c:{shas[0][:7]}"
+    assert cli_in(repo, "save", stdin=session_text("Linked", decision=decision)).code == 0
     assert cli_in(repo, "fold", "--merger", "builtin").code == 0
     _, parsed = page_of(repo)
     external = [h for h in parsed.hrefs if not h.startswith("#")]
@@ -143,6 +142,15 @@ def test_citations_link_to_a_known_hosts_commit_pages(repo: Repo) -> None:
     assert f"https://github.com/acme/widgets/commit/{shas[0]}" in parsed.hrefs
     assert dangling_anchors(parsed) == []
     assert "commits" not in parsed.ids  # nothing embedded: the host shows the commits
+    # A commit on no branch of origin would be a 404 there: the page carries its text.
+    local = repo.commit("feat: not pushed yet", files={"n.py": "n\n"})
+    decision = f"Chose c:{local[:7]}"
+    assert cli_in(repo, "save", stdin=session_text("Local", decision=decision)).code == 0
+    page, parsed = page_of(repo)
+    assert f"#c-{local}" in parsed.hrefs and f"c-{local}" in parsed.ids
+    assert f"https://github.com/acme/widgets/commit/{shas[0]}" in parsed.hrefs
+    assert "1 cited commit on no branch of origin" in page
+    assert dangling_anchors(parsed) == []
 
 
 def test_without_a_known_host_the_commits_text_is_in_the_page(repo: Repo) -> None:

@@ -77,6 +77,7 @@ def test_the_page_renders_links_resolve_search_filters_and_the_console_is_clean(
     loc = resolve(repo.path)
     local = view.write(loc, tmp_path / "local.html")
     repo.git("remote", "add", "origin", "https://github.com/acme/widgets.git")
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")  # as if pushed
     hosted = view.write(loc, tmp_path / "hosted.html")
     with browser.chromium() as driver:
         driver.get(local.as_uri())
