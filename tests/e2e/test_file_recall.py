@@ -1,8 +1,10 @@
-"""Edit-time recall with the real CLIs (Claude Code and Copilot CLI from npm, headless, offline
-against the local model API mocks), through the tool hooks `gitvault install` wrote: the model
-reads a file with history twice; the request after the first read carries the file's block
-(exactly what `gitvault recall --for` prints), the request after the second read carries no
-second copy, and a file the vault knows nothing of gets nothing.
+"""Edit-time recall with the real CLIs (Claude Code, Codex CLI, Gemini CLI and Copilot CLI from
+npm, headless, offline against the local model API mocks), through the tool hooks `gitvault
+install` wrote: the model reads a file with history twice (each agent with its own read: Claude
+Code's Read, Codex's shell `cat` then `sed -n`, Gemini's read_file, Copilot's view); the request
+after the first read carries the file's block (exactly what `gitvault recall --for` prints), the
+request after the second read carries no second copy, and a file the vault knows nothing of gets
+nothing.
 
 Marked `claude` and `agents`; the CLIs skip with the reason printed when they cannot be had
 (or fail, with GITVAULT_REQUIRE_CLAUDE=1 / GITVAULT_REQUIRE_AGENTS=1); never pass silently.
@@ -18,7 +20,7 @@ from typing import Any
 import pytest
 
 from gitvault.memory.fences import RECALL_BEGIN
-from tests.support import agent_clis, mock_anthropic, mock_openai
+from tests.support import agent_clis, mock_anthropic, mock_gemini, mock_openai
 from tests.support.claude_cli import run_claude
 from tests.support.memory import cli_sub, set_config
 from tests.support.model_server import ToolCall, text
@@ -31,10 +33,10 @@ CLI_TIMEOUT = 120
 
 @pytest.fixture
 def project(repo_factory: Callable[..., Repo]) -> Repo:
-    """Claude Code and Copilot wired; app.py with commits, a revert and a saved session
+    """All four agents wired; app.py with commits, a revert and a saved session
     decision about it; notes.txt, never committed, unknown to the vault."""
     repo = repo_factory("proj", install=False, identity=True)
-    done = repo.gv("install", "--agent", "claude,copilot")
+    done = repo.gv("install", "--agent", "claude,codex,gemini,copilot")
     assert done.code == 0, done
     set_config(repo, "capture", fold_on_session_end=False)
     repo.commit("feat: add the greeting module", files={"app.py": "print('hi')\n"})
@@ -65,12 +67,17 @@ def _expected(repo: Repo, rel: str) -> str:
     return block
 
 
-def _reads(call: Callable[[str], ToolCall], results: Callable[[Any], list[str]]) -> Any:
-    """A model that reads app.py, app.py again, then notes.txt, then stops."""
+def _reads(
+    call: Callable[[str], ToolCall], results: Callable[[Any], list[Any]], again: str | None = None
+) -> Any:
+    """A model that reads app.py, app.py again, then notes.txt, then stops. `again`: the
+    second read's call when it differs from the first (Codex: `sed -n` after `cat`)."""
     order = ["app.py", "app.py", "notes.txt"]
 
     def respond(body: Any) -> Any:
         done = len(results(body))
+        if done == 1 and again is not None:
+            return call(again)
         return call(order[done]) if done < len(order) else text("Read them.")
 
     return respond
@@ -139,3 +146,96 @@ def test_copilot_gets_a_files_block_once(
     # Where Copilot puts it: inside the tool message, after the file's text.
     first = mock_openai.tool_results(requests[1])[0]
     assert first.endswith(block) and "Additional guidance from postToolUse hooks" in first
+
+
+@pytest.mark.agents
+def test_codex_gets_a_files_block_once(
+    codex: Path, openai_api: mock_openai.MockOpenAI, project: Repo, tmp_path: Path
+) -> None:
+    block = _expected(project, "app.py")
+    # Codex has no read tool: it reads through its shell, `cat` first, then `sed -n`.
+    commands = {
+        "app.py": "cat app.py",
+        "again": "sed -n '1,20p' app.py",
+        "notes.txt": "cat notes.txt",
+    }
+    openai_api.responder = _reads(
+        lambda rel: mock_openai.codex_shell(commands[rel]), mock_openai.tool_results, "again"
+    )
+    done = agent_clis.run_codex(
+        codex,
+        PROMPT,
+        cwd=project.path,
+        home=tmp_path / "codex-home",
+        base_url=openai_api.base_url,
+        extra_env={"GITVAULT_SYNC": "1"},
+        timeout=CLI_TIMEOUT,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    requests = [r.body for r in openai_api.model_requests()]
+    _check(requests, mock_openai.received_text, block)
+    # Where Codex puts it: one developer message, next to the shell call's output.
+    after = mock_openai.items(requests[1])
+    output = max(i for i, item in enumerate(after) if mock_openai.role_of(item) == "tool")
+    carriers = [
+        i
+        for i, item in enumerate(after)
+        if block in mock_openai.message_texts({"input": [item]})[0]
+    ]
+    assert len(carriers) == 1 and mock_openai.role_of(after[carriers[0]]) == "developer"
+    assert abs(carriers[0] - output) == 1, (carriers, output)
+
+
+def _gemini_text(body: Any) -> str:
+    """What Gemini's model received, with each function response's strings as they are (the
+    dialect's received_text JSON-encodes them, escaping the block's newlines)."""
+
+    def strings(value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return []
+
+    parts = [mock_gemini.system_text(body)]
+    for content in mock_gemini.contents(body):
+        for part in content.get("parts") or []:
+            if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
+                parts += strings(part["functionResponse"].get("response"))
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+    return "\n".join(p for p in parts if p)
+
+
+@pytest.mark.agents
+def test_gemini_gets_a_files_block_once(
+    gemini: Path, gemini_api: mock_gemini.MockGemini, project: Repo, tmp_path: Path
+) -> None:
+    block = _expected(project, "app.py")
+    gemini_api.responder = _reads(
+        lambda rel: ToolCall("read_file", {"file_path": str(project.path / rel)}),
+        mock_gemini.function_responses,
+    )
+    done = agent_clis.run_gemini(
+        gemini,
+        PROMPT,
+        cwd=project.path,
+        home=tmp_path / "gemini-home",
+        base_url=gemini_api.base_url,
+        extra_env={"GITVAULT_SYNC": "1"},
+        timeout=CLI_TIMEOUT,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    requests = [r.body for r in gemini_api.model_requests()]
+    # Gemini 0.61 HTML-escapes angle brackets in a hook's context (`git show <sha>` arrives as
+    # `git show &lt;sha&gt;`), inside <hook_context> tags of its own.
+    seen = block.replace("<", "&lt;").replace(">", "&gt;")
+    _check(requests, _gemini_text, seen)
+    assert f"<hook_context>{seen}</hook_context>" in _gemini_text(requests[1])
+    # Where Gemini puts it: inside the read_file result, after the file's text.
+    (first,) = mock_gemini.function_responses(requests[1])
+    assert first["name"] == "read_file" and seen in _gemini_text(
+        {"contents": [{"role": "user", "parts": [{"functionResponse": first}]}]}
+    )
