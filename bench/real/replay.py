@@ -45,6 +45,8 @@ class Options:
     seed: int = 18
     per_kind: int = 40
     latency_runs: int = 15
+    edit_sample: int = 0  # commits of the edit-time recall sample; 0: its rule's default
+    only_edit: bool = False  # only the edit-time recall measure (bench.real.editrecall)
     gitvault: list[str] = field(default_factory=list)  # the command, e.g. [".../bin/gitvault"]
     questions_dir: Path = queries_mod.QUESTIONS_DIR
 

@@ -16,6 +16,8 @@ TARGETS = {
     "backfill": "≥ 1,500 commits/s, ≤ 200 MB (git/git)",
     "index": "≤ 40 MB, built in ≤ 5 s (git/git)",
     "warm_search": "≤ 100 ms median",
+    "co-change": "≥ 1.1× `git log --full-diff --name-only`",
+    "reverts": "every one named",
 }
 
 
@@ -54,124 +56,176 @@ def rows(results: dict[str, object]) -> list[tuple[str, str, str, str, str]]:
         if h.get("status") != "measured":
             out.append((name, str(h.get("status")), str(h.get("reason", ""))[:200], "", ""))
             continue
-        t = h.get("truth", {})
+        if "truth" in h:
+            out += _replay_rows(name, h)
+        out += edit_recall_rows(name, h.get("edit_recall"))
+    return out
+
+
+def _share(side: object) -> str:
+    return f"{_f(_get(side, 'recall'), '{:.0%}')} ({_get(side, 'named')})"
+
+
+def _complete(k: object, side: str) -> str:
+    done = _get(k, side, "complete")
+    return f", all of them in {done} of {_get(k, 'questions')} paths" if done is not None else ""
+
+
+def edit_recall_rows(name: str, e: object) -> list[tuple[str, str, str, str, str]]:
+    """The edit-time block against `git log --full-diff --name-only -- PATH` (and plain
+    `git log -- PATH`) cut to the same 3,200 characters (bench.real.editrecall)."""
+    if not isinstance(e, dict):
+        return []
+    if e.get("status") != "measured":
+        return [(name, "edit-time recall", f"{e.get('status')}: {e.get('reason', '')}", "", "")]
+    rule = e.get("rule", {})
+    blocks = _get(e, "scores", "blocks")
+    out = [
+        (
+            name,
+            "edit-time recall: sample",
+            f"{e.get('commits')} of {_get(rule, 'eligible')} eligible commits of the newest"
+            f" {_get(rule, 'window')}, {_get(blocks, 'questions')} paths;"
+            f" {_get(blocks, 'empty')} empty blocks, mean {_get(blocks, 'mean_chars')} chars",
+            "`git log --full-diff --name-only CUT -- PATH`, 3,200 chars",
+            "",
+        )
+    ]
+    for kind in ("co-change", "reverts", "referenced", "all"):
+        k = _get(e, "scores", kind)
         out.append(
             (
                 name,
-                "digest truth: pass rate (checkable lines)",
-                f"{_f(_get(t, 'pass_rate'), '{:.0%}')} of {_get(t, 'checkable')}"
-                f" ({_get(t, 'unverified')} unverified)",
-                "",
-                TARGETS["truth"],
+                f"edit-time recall: {kind} named (of {_get(k, 'applied')} that applied)",
+                _share(_get(k, "block")) + _complete(k, "block"),
+                f"{_share(_get(k, 'log_names'))}{_complete(k, 'log_names')};"
+                f" plain log {_share(_get(k, 'log'))}",
+                TARGETS.get(kind, ""),
             )
         )
-        classes = _get(t, "failure_classes")
-        if isinstance(classes, dict) and classes:
-            listing = ", ".join(f"{k} {v}" for k, v in classes.items())
-            out.append((name, "digest truth: failing lines by rule", listing, "", ""))
-        verify = h.get("verify", {})
-        if isinstance(verify, dict) and "lines" in verify:
-            out.append(
-                (
-                    name,
-                    "verify vs the judge (lines agreeing)",
-                    f"{verify.get('agree')} of {verify.get('lines')}; verify flags "
-                    f"{verify.get('flagged')}, misses {verify.get('judge_fail_verify_ok')}",
-                    "",
-                    "",
-                )
-            )
-        for kind in search_kinds(h):
-            k = _get(h, "search", "kinds", kind)
-            gv, base = _get(k, "gitvault"), _get(k, "baseline")
-            note = ""
-            if _get(gv, "errors"):
-                note = f"; {_get(gv, 'errors')} refused by the CLI"
-            if _get(gv, "hits_via_merge"):
-                note += f"; {_get(gv, 'hits_via_merge')} via a merge"
-            target = TARGETS["question"] if kind.startswith("question") else TARGETS["known"]
-            out.append(
-                (
-                    name,
-                    f"search {kind} (n={_get(gv, 'n')}): hit@3 / MRR",
-                    f"{_f(_get(gv, 'hit3'))} / {_f(_get(gv, 'mrr'))}{note}",
-                    f"{_f(_get(base, 'hit3'))} / {_f(_get(base, 'mrr'))}",
-                    target,
-                )
-            )
-        c = h.get("cost", {})
-        b = _get(c, "backfill")
-        out.append(
-            (
-                name,
-                "backfill: commits/s, peak RSS",
-                f"{_f(_get(b, 'commits_per_s'), '{:,.0f}')} /s,"
-                f" {_f(_get(b, 'peak_rss_mb'), '{:.0f}')} MB"
-                f" ({_f(_get(b, 'notes'), '{:,}')} notes in {_f(_get(b, 'seconds'), '{:.1f}')} s)",
-                "",
-                TARGETS["backfill"],
-            )
+    return out
+
+
+def _replay_rows(name: str, h: dict[str, object]) -> list[tuple[str, str, str, str, str]]:
+    out: list[tuple[str, str, str, str, str]] = []
+    t = h.get("truth", {})
+    out.append(
+        (
+            name,
+            "digest truth: pass rate (checkable lines)",
+            f"{_f(_get(t, 'pass_rate'), '{:.0%}')} of {_get(t, 'checkable')}"
+            f" ({_get(t, 'unverified')} unverified)",
+            "",
+            TARGETS["truth"],
         )
-        for key, label in (
-            ("first_fold", "first fold"),
-            ("incremental_fold", "incremental fold (20 commits)"),
-        ):
-            f = _get(c, key)
-            out.append(
-                (
-                    name,
-                    f"{label}: time, peak RSS",
-                    f"{_f(_get(f, 'seconds'))} s, {_f(_get(f, 'peak_rss_mb'), '{:.0f}')} MB"
-                    f" ({_f(_get(f, 'items'), '{:,}')} items)",
-                    "",
-                    TARGETS[key],
-                )
-            )
-        s = _get(c, "first_search")
-        w = _get(c, "warm_search")
+    )
+    classes = _get(t, "failure_classes")
+    if isinstance(classes, dict) and classes:
+        listing = ", ".join(f"{k} {v}" for k, v in classes.items())
+        out.append((name, "digest truth: failing lines by rule", listing, "", ""))
+    verify = h.get("verify", {})
+    if isinstance(verify, dict) and "lines" in verify:
         out.append(
             (
                 name,
-                "index: size, first search (builds it)",
-                f"{_f(_get(s, 'index_bytes'), '{:,}')} B, {_f(_get(s, 'seconds'))} s,"
-                f" {_f(_get(s, 'peak_rss_mb'), '{:.0f}')} MB",
-                "",
-                TARGETS["index"],
-            )
-        )
-        out.append(
-            (
-                name,
-                "bytes per note after git gc",
-                _f(_get(c, "gc", "bytes_per_note"), "{:,.0f} B"),
+                "verify vs the judge (lines agreeing)",
+                f"{verify.get('agree')} of {verify.get('lines')}; verify flags "
+                f"{verify.get('flagged')}, misses {verify.get('judge_fail_verify_ok')}",
                 "",
                 "",
             )
         )
-        median = _get(w, "median_seconds")
-        floor = _get(w, "cli_floor_seconds")
-        median_ms = median * 1000 if isinstance(median, float) else None
-        floor_ms = floor * 1000 if isinstance(floor, float) else None
+    for kind in search_kinds(h):
+        k = _get(h, "search", "kinds", kind)
+        gv, base = _get(k, "gitvault"), _get(k, "baseline")
+        note = ""
+        if _get(gv, "errors"):
+            note = f"; {_get(gv, 'errors')} refused by the CLI"
+        if _get(gv, "hits_via_merge"):
+            note += f"; {_get(gv, 'hits_via_merge')} via a merge"
+        target = TARGETS["question"] if kind.startswith("question") else TARGETS["known"]
         out.append(
             (
                 name,
-                f"warm search through the CLI (median of {_get(w, 'runs')})",
-                f"{_f(median_ms, '{:.0f}')} ms (`gitvault --version`: {_f(floor_ms, '{:.0f}')} ms)",
-                "",
-                TARGETS["warm_search"],
+                f"search {kind} (n={_get(gv, 'n')}): hit@3 / MRR",
+                f"{_f(_get(gv, 'hit3'))} / {_f(_get(gv, 'mrr'))}{note}",
+                f"{_f(_get(base, 'hit3'))} / {_f(_get(base, 'mrr'))}",
+                target,
             )
         )
-        loads = h.get("load_average", {})
-        if isinstance(loads, dict) and loads:
-            out.append(
-                (
-                    name,
-                    "1-min load average during the run",
-                    f"{min(loads.values()):.1f}–{max(loads.values()):.1f}",
-                    "",
-                    "",
-                )
+    c = h.get("cost", {})
+    b = _get(c, "backfill")
+    out.append(
+        (
+            name,
+            "backfill: commits/s, peak RSS",
+            f"{_f(_get(b, 'commits_per_s'), '{:,.0f}')} /s,"
+            f" {_f(_get(b, 'peak_rss_mb'), '{:.0f}')} MB"
+            f" ({_f(_get(b, 'notes'), '{:,}')} notes in {_f(_get(b, 'seconds'), '{:.1f}')} s)",
+            "",
+            TARGETS["backfill"],
+        )
+    )
+    for key, label in (
+        ("first_fold", "first fold"),
+        ("incremental_fold", "incremental fold (20 commits)"),
+    ):
+        f = _get(c, key)
+        out.append(
+            (
+                name,
+                f"{label}: time, peak RSS",
+                f"{_f(_get(f, 'seconds'))} s, {_f(_get(f, 'peak_rss_mb'), '{:.0f}')} MB"
+                f" ({_f(_get(f, 'items'), '{:,}')} items)",
+                "",
+                TARGETS[key],
             )
+        )
+    s = _get(c, "first_search")
+    w = _get(c, "warm_search")
+    out.append(
+        (
+            name,
+            "index: size, first search (builds it)",
+            f"{_f(_get(s, 'index_bytes'), '{:,}')} B, {_f(_get(s, 'seconds'))} s,"
+            f" {_f(_get(s, 'peak_rss_mb'), '{:.0f}')} MB",
+            "",
+            TARGETS["index"],
+        )
+    )
+    out.append(
+        (
+            name,
+            "bytes per note after git gc",
+            _f(_get(c, "gc", "bytes_per_note"), "{:,.0f} B"),
+            "",
+            "",
+        )
+    )
+    median = _get(w, "median_seconds")
+    floor = _get(w, "cli_floor_seconds")
+    median_ms = median * 1000 if isinstance(median, float) else None
+    floor_ms = floor * 1000 if isinstance(floor, float) else None
+    out.append(
+        (
+            name,
+            f"warm search through the CLI (median of {_get(w, 'runs')})",
+            f"{_f(median_ms, '{:.0f}')} ms (`gitvault --version`: {_f(floor_ms, '{:.0f}')} ms)",
+            "",
+            TARGETS["warm_search"],
+        )
+    )
+    loads = h.get("load_average", {})
+    if isinstance(loads, dict) and loads:
+        out.append(
+            (
+                name,
+                "1-min load average during the run",
+                f"{min(loads.values()):.1f}–{max(loads.values()):.1f}",
+                "",
+                "",
+            )
+        )
     return out
 
 

@@ -5,6 +5,8 @@
                                                 checkout; repeatable)
     python -m bench.real --only click           only that history (repeatable)
     python -m bench.real --quick                10 queries per kind, 5 latency runs (smoke)
+    python -m bench.real --only-edit            only the edit-time recall measure
+    python -m bench.real --edit-sample N        its sample: N commits (-1: skip it)
 
 Histories: every `*.bundle` in the histories folder ($GITVAULT_BENCH_HISTORIES, else the first
 `shared/histories` folder found beside or above this checkout), plus git/git from
@@ -33,8 +35,9 @@ if __package__ in (None, ""):  # run as a script: make `bench.real` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.real import report  # noqa: E402
+from bench.real.editrecall import EditRecall  # noqa: E402
 from bench.real.replay import Options, Replay, gitvault_command  # noqa: E402
-from bench.real.sandbox import sandbox  # noqa: E402
+from bench.real.sandbox import Sandbox, sandbox  # noqa: E402
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 HISTORIES_ENV = "GITVAULT_BENCH_HISTORIES"
@@ -127,7 +130,8 @@ def measure(
         start = time.perf_counter()
         try:
             with sandbox(workdir, keep) as box:
-                out = Replay(name, source, box, options, say).run()
+                out = {} if options.only_edit else Replay(name, source, box, options, say).run()
+                out["edit_recall"] = _edit_recall(name, source, box, options, say)
             out["status"] = "measured"
         except Exception as exc:  # one history failing must not lose the others' figures
             say(f"{name}: the harness failed: {exc}")
@@ -135,6 +139,19 @@ def measure(
         out["seconds"] = round(time.perf_counter() - start, 1)
         histories[name] = out
     return results
+
+
+def _edit_recall(
+    name: str, source: Path, box: Sandbox, options: Options, say: Callable[[str], None]
+) -> dict[str, object]:
+    """The edit-time recall measure; its failure keeps the replay's figures."""
+    if options.edit_sample < 0:
+        return {"status": "skipped", "reason": "--edit-sample below 0"}
+    try:
+        return EditRecall(name, source, box, options, say).run() | {"status": "measured"}
+    except Exception as exc:
+        say(f"{name}: the edit-time recall measure failed: {exc}")
+        return {"status": "error", "reason": str(exc), "traceback": traceback.format_exc()}
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -145,6 +162,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--per-kind", type=int, default=Options.per_kind, metavar="N")
     p.add_argument("--latency-runs", type=int, default=Options.latency_runs, metavar="N")
     p.add_argument("--quick", action="store_true", help="10 queries per kind, 5 latency runs")
+    p.add_argument(
+        "--edit-sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="commits in the edit-time recall sample (default: 40, 12 above 20,000 commits;"
+        " below 0: skip it)",
+    )
+    p.add_argument("--only-edit", action="store_true", help="only the edit-time recall measure")
     p.add_argument("--json", type=Path, default=CHECKOUT / ".cache" / "bench-real" / "results.json")
     p.add_argument("--markdown", type=Path, help="also write the markdown table here")
     p.add_argument(
@@ -178,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         per_kind=10 if args.quick else args.per_kind,
         latency_runs=5 if args.quick else args.latency_runs,
         gitvault=args.gitvault.split() if args.gitvault else [],
+        edit_sample=args.edit_sample,
+        only_edit=args.only_edit,
     )
     results = measure(sources, skipped, options, workdir=args.workdir, keep=args.keep)
     args.json.parent.mkdir(parents=True, exist_ok=True)
