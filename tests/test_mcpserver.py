@@ -179,3 +179,10 @@ def test_install_registers_the_server_for_each_agent_and_uninstall_removes_it(
     }
     assert (repo.path / ".codex/config.toml").read_text() == '# my settings\nmodel = "m"\n'
     assert not (repo.path / ".gemini/settings.json").exists()
+
+
+def test_install_allows_each_of_the_servers_tools_by_name() -> None:
+    from gitvault.agents import texts
+
+    assert tuple(mcpserver.TOOLS) == texts.MCP_TOOLS
+    assert tuple(f"mcp__{mcpserver.NAME}__{t}" for t in mcpserver.TOOLS) == texts.MCP_PERMISSIONS

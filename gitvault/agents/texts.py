@@ -24,6 +24,13 @@ NO_RECALL_COPY = (
 # The narrow permission rule install adds so that the save a Stop hook asks for is not denied
 # (headless runs have no one to approve it). Both settings files carry it.
 SAVE_PERMISSION = "Bash(gitvault save:*)"
+# The tools of gitvault's MCP server (`gitvault mcp`, registered in .mcp.json), one narrow
+# rule each, so that an agent's call is not denied (a headless session cannot ask): the same
+# reads the hooks hand over, and the save SAVE_PERMISSION already allows. Named one by one,
+# never `mcp__gitvault` (the whole server, whatever it serves later). tests/test_mcpserver.py
+# keeps the list equal to the server's.
+MCP_TOOLS = ("search", "show", "file_memory", "recall", "save_session", "verify_line")
+MCP_PERMISSIONS = tuple(f"mcp__gitvault__{tool}" for tool in MCP_TOOLS)
 
 
 def gitvault_cli() -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from gitvault import mcpserver
 from gitvault.agents.sentinel import BEGIN, END
 from tests.support.claude_hooks import sample
 from tests.support.repos import Repo
@@ -100,14 +101,20 @@ def test_install_merges_hooks_additively_and_a_second_install_changes_nothing(
     assert list(data) == list(FOREIGN)
     for key in ("model", "env", "statusLine"):
         assert data[key] == FOREIGN[key]
-    # One narrow rule added to the user's own: the save the Stop hook asks for is allowed.
+    # Narrow rules added to the user's own: the save the Stop hook asks for, and each of the
+    # MCP server's tools by name (never the whole server, `mcp__gitvault`).
+    mcp = [f"mcp__gitvault__{tool}" for tool in mcpserver.TOOLS]
     assert data["permissions"] == {
-        "allow": ["Bash(npm test)", "Bash(gitvault save:*)"],
+        "allow": ["Bash(npm test)", "Bash(gitvault save:*)", *mcp],
         "deny": ["Read(./.env)"],
     }
+    assert "mcp__gitvault" not in data["permissions"]["allow"]
     assert "allowed `Bash(gitvault save:*)` in .claude/settings.json" in first.out
     assert "allowed `Bash(gitvault save:*)` in .claude/settings.local.json" in first.out
-    assert _settings(repo, local=True) == {"permissions": {"allow": ["Bash(gitvault save:*)"]}}
+    assert "allowed gitvault's 6 MCP tools" in first.out
+    assert _settings(repo, local=True) == {
+        "permissions": {"allow": ["Bash(gitvault save:*)", *mcp]}
+    }
     ignored = repo.run("check-ignore", "-q", ".claude/settings.local.json", check=False)
     assert ignored.returncode == 0, "settings.local.json stays out of git"
     hooks = data["hooks"]
@@ -387,9 +394,11 @@ def test_uninstall_removes_the_permission_rule_and_keeps_the_users(
     assert _settings(repo, local=True)["permissions"]["allow"] == [
         "Bash(make:*)",
         "Bash(gitvault save:*)",
+        *(f"mcp__gitvault__{tool}" for tool in mcpserver.TOOLS),
     ]
     result = repo.gv("uninstall")
     assert "removed `Bash(gitvault save:*)` from .claude/settings.local.json" in result.out
+    assert "removed gitvault's MCP tool permissions from .claude/settings.local.json" in result.out
     assert _settings(repo, local=True) == {"permissions": {"allow": ["Bash(make:*)"]}}
     shared = repo.path / ".claude" / "settings.json"
     assert not shared.exists() or "permissions" not in _settings(repo)

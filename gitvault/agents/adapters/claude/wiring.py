@@ -66,25 +66,51 @@ def preflight(adapter: Claude, workdir: Path, local: bool) -> None:
     adapter.load(workdir, _settings_rel(adapter, local))
 
 
-def add_permission(current: dict[str, Any], rule: str) -> dict[str, Any]:
+def add_permission(current: dict[str, Any], *rules: str) -> dict[str, Any]:
     out = copy.deepcopy(current)
     allow = out.setdefault("permissions", {}).setdefault("allow", [])
-    if rule not in allow:
-        allow.append(rule)
+    for rule in rules:
+        if rule not in allow:
+            allow.append(rule)
     return out
 
 
-def remove_permission(current: dict[str, Any], rule: str) -> dict[str, Any]:
+def remove_permission(current: dict[str, Any], *rules: str) -> dict[str, Any]:
     out = copy.deepcopy(current)
     permissions = out.get("permissions")
     if not isinstance(permissions, dict) or not isinstance(permissions.get("allow"), list):
         return out
-    permissions["allow"] = [r for r in permissions["allow"] if r != rule]
+    permissions["allow"] = [r for r in permissions["allow"] if r not in rules]
     if not permissions["allow"]:
         del permissions["allow"]
     if not permissions:
         del out["permissions"]
     return out
+
+
+RULES = (texts.SAVE_PERMISSION, *texts.MCP_PERMISSIONS)
+
+
+def _said(before: dict[str, Any], after: dict[str, Any], rel: str, why: str) -> list[str]:
+    """What adding the rules to `rel` changed, one line for the save, one for the MCP tools."""
+    had = set(_allowed(before))
+    now = set(_allowed(after))
+    out = []
+    if texts.SAVE_PERMISSION in now - had:
+        out.append(f"allowed `{texts.SAVE_PERMISSION}` in {rel} {why}")
+    added = [r for r in texts.MCP_PERMISSIONS if r in now - had]
+    if added:
+        out.append(
+            f"allowed gitvault's {len(added)} MCP tools ({', '.join(f'`{r}`' for r in added)})"
+            f" in {rel}"
+        )
+    return out
+
+
+def _allowed(data: dict[str, Any]) -> list[str]:
+    permissions = data.get("permissions")
+    allow = permissions.get("allow") if isinstance(permissions, dict) else None
+    return [r for r in allow if isinstance(r, str)] if isinstance(allow, list) else []
 
 
 def _sha(data: bytes) -> str:
@@ -203,16 +229,17 @@ def install(adapter: Claude, loc: Location, *, local: bool = False) -> AdapterRe
     rel = _settings_rel(adapter, local)
     path = loc.workdir / rel
     current = adapter.load(loc.workdir, rel)
-    merged = add_permission(adapter.merged(current), texts.SAVE_PERMISSION)
+    merged = add_permission(adapter.merged(current), *RULES)
     if merged != current:
         _remember_origin(loc, path)
         settings.write(path, merged)
         report.changes.append(f"added gitvault's hooks to {rel}")
-    if merged.get("permissions") != current.get("permissions"):
-        report.changes.append(
-            f"allowed `{texts.SAVE_PERMISSION}` in {rel} "
-            "(the save the Stop hook asks for; honoured once the workspace is trusted)"
-        )
+    report.changes += _said(
+        current,
+        merged,
+        rel,
+        "(the save the Stop hook asks for; honoured once the workspace is trusted)",
+    )
     if not local:
         path_local = loc.workdir / SETTINGS_LOCAL
         try:
@@ -221,13 +248,15 @@ def install(adapter: Claude, loc: Location, *, local: bool = False) -> AdapterRe
             report.notes.append(f"{exc.message}; `{texts.SAVE_PERMISSION}` not added there")
             local_now = None
         if local_now is not None:
-            local_wanted = add_permission(local_now, texts.SAVE_PERMISSION)
+            local_wanted = add_permission(local_now, *RULES)
             if local_wanted != local_now:
                 _remember_origin(loc, path_local)
                 settings.write(path_local, local_wanted)
-                report.changes.append(
-                    f"allowed `{texts.SAVE_PERMISSION}` in {SETTINGS_LOCAL} (machine-local, "
-                    "honoured at once, also in headless runs)"
+                report.changes += _said(
+                    local_now,
+                    local_wanted,
+                    SETTINGS_LOCAL,
+                    "(machine-local, honoured at once, also in headless runs)",
                 )
     report.changes += _exclude_local(loc)
     _wire_status_line(adapter, loc, report)
@@ -266,13 +295,15 @@ def uninstall(adapter: Claude, loc: Location) -> AdapterReport:
         except Refused as exc:
             report.notes.append(exc.message)
             continue
-        without_rule = remove_permission(current, texts.SAVE_PERMISSION)
+        without_rule = remove_permission(current, *RULES)
         said = []
-        if without_rule != current:
+        if texts.SAVE_PERMISSION in set(_allowed(current)) - set(_allowed(without_rule)):
             said.append(f"removed `{texts.SAVE_PERMISSION}` from {rel}")
         if is_ours(without_rule.get(STATUS_LINE)):
             without_rule = {k: v for k, v in without_rule.items() if k != STATUS_LINE}
             said.append(f"removed gitvault's status line from {rel}")
+        if any(r in _allowed(current) for r in texts.MCP_PERMISSIONS):
+            said.append(f"removed gitvault's MCP tool permissions from {rel}")
         cleaned = adapter.cleaned(without_rule)
         if cleaned != without_rule:
             said.append(f"removed gitvault's hooks from {rel}")
