@@ -78,12 +78,70 @@ def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
     return windows
 
 
+# Where a value may have been split: a string closed and reopened ("ghp_ab" + "cd…",
+# "ab"\n"cd" in Python, 'ab' || 'cd' in SQL), a shell line continued with a backslash, a long
+# token wrapped onto the next line (two lines holding only a token each: a terminal, a 76-column
+# base64 file, a quoted e-mail's "> "; only the line break is the join).
+_JOIN = re.compile(
+    r"""(['"])[ \t]*(?:\+|\|\||\.)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?\1"""
+    r"""|(['"])[ \t]*(?:\+|\|\|)[ \t]*\2"""
+    r"""|\\\r?\n[ \t]*"""
+    r"""|(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)(?=[\w+/.-]{6,}=*[ \t]*$))"""
+)
+
+
+def _joined(text: str) -> list[tuple[int, int, int]]:
+    """Secrets found only once the pieces of a split value are put back together, as
+    ``(start, end, rule)`` spans of ``text`` that cover every piece and what joins them."""
+    pieces: list[str] = []
+    where: list[int] = []  # where[i]: the position in text of the joined text's character i
+    junctions: list[int] = []
+    last = 0
+    for match in _JOIN.finditer(text):
+        cut = match.span("cut") if match.start("cut") != -1 else match.span()
+        if cut[0] < last:
+            continue
+        pieces.append(text[last : cut[0]])
+        where.extend(range(last, cut[0]))
+        junctions.append(len(where))
+        last = cut[1]
+    if not junctions:
+        return []
+    pieces.append(text[last:])
+    where.extend(range(last, len(text)))
+    joined = "".join(pieces)
+    out: list[tuple[int, int, int]] = []
+    windows: list[list[int]] = []  # only the stretch around each join is scanned again
+    for at in junctions:
+        start, end = max(0, at - _JOIN_REACH), min(len(joined), at + _JOIN_REACH)
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = end
+        else:
+            windows.append([start, end])
+    for low, high in windows:
+        for start, end, index in _found(joined[low:high]):
+            start, end = start + low, end + low
+            if any(start < at < end for at in junctions):  # it spans a join: a split value
+                out.append((where[start], where[end - 1] + 1, index))
+    return out
+
+
+_JOIN_REACH = 240  # characters either side of a join: a split value is shorter than this
+
+
 def secret_spans(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, kind)`` of every secret value in ``text``, merged and in text order.
 
     Overlapping values become one span named after the earliest rule; a value overlapping a
-    ``[REDACTED:…]`` marker is left alone.
+    ``[REDACTED:…]`` marker is left alone. A value split over lines or concatenated from
+    string pieces (see ``_JOIN``) is found as one and redacted with what joins its pieces.
     """
+    found = _found(text)
+    found += _joined(text)
+    return _merged(text, found)
+
+
+def _found(text: str) -> list[tuple[int, int, int]]:
     lower = text.lower()
     exact = len(lower) == len(text)  # lower-casing kept every position (no İ and the like)
     found: list[tuple[int, int, int]] = []
@@ -115,6 +173,10 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
                 span = match.span("secret") if rule.span_of is None else rule.span_of(match)
                 if span is not None and span[0] < span[1]:
                     found.append((span[0], span[1], index))
+    return found
+
+
+def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int, str]]:
     if not found:
         return []
     markers = [m.span() for m in _MARKER.finditer(text)] if "[REDACTED:" in text else []

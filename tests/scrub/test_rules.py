@@ -533,3 +533,22 @@ def test_base64_that_decodes_to_a_secret_is_redacted() -> None:
     digest = base64.b64encode(bytes(range(32))).decode()
     for text in (f"data: {plain}", f"sum: {digest}"):
         assert scrub_secrets(text) == (text, [])
+
+
+def test_a_value_split_over_lines_or_concatenated_is_redacted_whole() -> None:
+    token = "gh" + "p_" + _rand(36)
+    head, tail = token[:18], token[18:]
+    for text in (
+        f'const t = "{head}" + "{tail}";',
+        f'KEY = (\n    "{head}"\n    "{tail}"\n)',
+        f"TOKEN={head}\\\n{tail}",
+        f"> the key:\n> {head}\n> {tail}",
+        f"$ cat api.key\n{head}\n{tail}\n$",
+    ):
+        cleaned, found = scrub_secrets(text)
+        assert head not in cleaned and tail not in cleaned, text
+        assert found == [Scrubbed("github_token", 1)]
+        assert scrub_secrets(cleaned) == (cleaned, [])
+    # ordinary lines and string pieces stay as they are
+    for text in ('msg = "Hello, " + "world"', "a line that is long enough\nanother line here"):
+        assert scrub_secrets(text) == (text, [])
