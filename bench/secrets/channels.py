@@ -171,6 +171,7 @@ def _first_line(text: str, limit: int = 100) -> str:
 
 
 def _session(text: str, marker: str) -> str:
+    text = text.replace("\n#", "\n #")  # a sample's own "# comment" line is not a heading
     return (
         f"## Summary\nWorked on the deploy config ({marker}).\n{text}\n\n"
         f"## Key Decisions\n- Keep the credential in the deploy config: {text} ({marker})\n\n"
