@@ -79,22 +79,25 @@ def items_at(vault: Vault, at: str, *, max_notes: int | None = None) -> list[Ite
             item = _read_item(vault, path, at, 0)
             if item is not None:
                 out.append(item)
-    left = max_notes if max_notes is not None else -1
+    left = max_notes  # None: every note
     years = [y for y, is_dir in vault.listdir(layout.NOTES, at) if is_dir]
     for year in sorted(years, reverse=True):
         for month, _ in sorted(vault.listdir(f"{layout.NOTES}/{year}", at), reverse=True):
             folder = f"{layout.NOTES}/{year}/{month}"
             for day, _ in sorted(vault.listdir(folder, at), reverse=True):
-                if left == 0:
-                    return out
                 for name, _ in vault.listdir(f"{folder}/{day}", at):
+                    # Checked per note: a day holding more notes than were left once took the
+                    # count below zero, and the whole vault was read (100k notes: 600 MB).
+                    if left is not None and left <= 0:
+                        return out
                     path = f"{folder}/{day}/{name}"
                     if not layout.note_sha(path) or cites.path_is_buried(path, tombs):
                         continue
                     item = _read_item(vault, path, at, 0)
                     if item is not None:
                         out.append(item)
-                        left -= 1
+                        if left is not None:
+                            left -= 1
     return out
 
 
