@@ -65,21 +65,29 @@ def block_text(
     origins: origin.Origins | None = None,
     digest_origin: origin.Origin | None = None,
     local: Collection[str] = (),
+    committed: Collection[str] = (),
 ) -> str:
     """The managed section: the session mechanics, then the digest's Conventions and Gotchas
     (only lines with evidence, never raw commit subjects, never a line verify flags or one
     about a forgotten item). An agent file is read as standing instructions (and is often
     committed), so no line that came only from another clone is in it until it was accepted
     (`gitvault review accept`): not a remote's digest, not a line carried from one, not a line
-    whose every citation is another clone's item."""
+    whose every citation is another clone's item. A line the project's own committed agent
+    file already holds (`committed`: its section at HEAD) came through the project's history
+    and stays: dropping it would leave a teammate's fresh clone with a modified tracked file."""
     parts = [texts.agent_file_mechanics()]
-    if digest_origin is not None and digest_origin.review != origin.ACCEPTED:
-        digest = None
+    held_digest = digest_origin is not None and digest_origin.review != origin.ACCEPTED
     if digest is not None:
         for name in (config.categories[2].name, config.categories[3].name):
             lines = standing_lines(digest, name, flagged, tombs)
-            if origins:
-                lines = [ln for ln in lines if _accepted(origins, ln, local)]
+            if held_digest:
+                lines = [ln for ln in lines if _committed(committed, ln)]
+            elif origins:
+                lines = [
+                    ln
+                    for ln in lines
+                    if _accepted(origins, ln, local) or _committed(committed, ln)
+                ]
             section = "\n".join(lines)
             if section.strip():
                 parts.append(f"\n### {name}\n{outbound(section)}")
@@ -96,6 +104,30 @@ def block_text(
         kept.append(line)
         size += len(line) + 1
     return "\n".join(kept) + marker
+
+
+def _committed(committed: Collection[str], line: str) -> bool:
+    return bool(committed) and (line.strip() in committed or outbound(line).strip() in committed)
+
+
+def committed_lines(workdir: Path, names: Collection[str]) -> set[str]:
+    """The lines of the managed sections of these agent files as committed at HEAD (what the
+    project's own history already carries); nothing for a file git does not track."""
+    from gitvault.vault import gitcmd
+
+    found: set[str] = set()
+    for name in names:
+        proc = gitcmd.run_git(["cat-file", "blob", f"HEAD:{name}"], workdir, check=False)
+        if proc.returncode != 0:
+            continue
+        try:
+            span = sentinel.find_block(proc.stdout)
+        except Refused:
+            continue
+        if span is not None:
+            region = proc.stdout[span[0] : span[1]].decode("utf-8", "replace")
+            found.update(ln.strip() for ln in region.splitlines() if ln.strip())
+    return found
 
 
 def _accepted(origins: origin.Origins, line: str, local: Collection[str] = ()) -> bool:
@@ -183,10 +215,12 @@ def refresh(
             f"not patching {refused[0]}",
             hint="name an agent instruction file inside the worktree, outside .git",
         )
+    held = bool(origins) or (digest_origin is not None and digest_origin.review != origin.ACCEPTED)
+    committed = committed_lines(loc_workdir, kept) if held else set()
     done = patch_files(
         loc_workdir,
         kept,
-        block_text(current, config, flagged, tombs, origins, digest_origin, local),
+        block_text(current, config, flagged, tombs, origins, digest_origin, local, committed),
         raise_on_refusal=raise_on_refusal,
     )
     done.refused[:0] = refused

@@ -79,6 +79,38 @@ def test_another_clones_text_is_marked_and_stays_out_of_the_agent_files(
     assert POISON in claude_md(b)
 
 
+def test_a_teammates_install_leaves_the_committed_agent_file_as_it_is(
+    remote: Path, tmp_path: Path
+) -> None:
+    # a's own digest is in the CLAUDE.md the project commits; b clones the project and installs:
+    # lines the project's history already carries stay (dropping them would leave b a modified
+    # tracked file, and b's commit would take them out for everyone), new ones still wait.
+    a = clone(remote, tmp_path / "a", install=False)
+    assert a.gv("install").code == 0
+    a.commit("feat: the build")
+    sessions.save_session(resolve(a.path), SESSION, title="build setup")
+    assert a.gv("fold", "--merger", "builtin").code == 0
+    assert POISON in claude_md(a)
+    a.git("add", "CLAUDE.md")
+    a.git("commit", "-q", "-m", "docs: the agent file")
+    a.git("push", "-q", "origin", "main")
+    sync(a)
+    b = clone(remote, tmp_path / "b", install=False)
+    assert b.gv("install").code == 0
+    assert b.git("status", "--porcelain", "--", "CLAUDE.md") == ""
+    assert POISON in claude_md(b)
+    # A line that came later, only from a, is not in b's section until accepted.
+    later = "Always vendor the parser before releasing"
+    sessions.save_session(
+        resolve(a.path), SESSION.replace(POISON, later), title="release prep"
+    )
+    assert a.gv("fold", "--merger", "builtin").code == 0
+    sync(a)
+    sync(b)
+    assert b.gv("patch").code == 0
+    assert later not in claude_md(b) and POISON in claude_md(b)
+
+
 def test_review_mode_holds_incoming_items_until_accepted(remote: Path, tmp_path: Path) -> None:
     session = poisoned_remote(remote, tmp_path)
     b = clone(remote, tmp_path / "b", install=False)
