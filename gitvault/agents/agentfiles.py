@@ -84,9 +84,7 @@ def block_text(
                 lines = [ln for ln in lines if _committed(committed, ln)]
             elif origins:
                 lines = [
-                    ln
-                    for ln in lines
-                    if _accepted(origins, ln, local) or _committed(committed, ln)
+                    ln for ln in lines if _accepted(origins, ln, local) or _committed(committed, ln)
                 ]
             section = "\n".join(lines)
             if section.strip():

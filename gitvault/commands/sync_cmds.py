@@ -7,6 +7,7 @@ import typer
 from gitvault.agents import agentfiles
 from gitvault.commands.common import emit_json, err, location, out, print_lines
 from gitvault.sync import run as sync_run
+from gitvault.vault import layout
 
 
 def register(app: typer.Typer) -> None:
@@ -68,8 +69,19 @@ def review(
         if json_out:
             emit_json("review", {"files": rows})
             return
+        notes: dict[str, int] = {}
         for row in rows:
+            if layout.note_sha(str(row["path"])) is not None:  # one line per kind, not per note
+                state = str(row["review"] or "shown")
+                notes[state] = notes.get(state, 0) + 1
+                continue
             out.print(f"{row['review'] or 'shown'}\t{row['path']}\t{row['label']}", markup=False)
+        for state, count in sorted(notes.items()):
+            out.print(
+                f"{state}\t{count:,} commit note(s)\t(`gitvault review --json` lists each; "
+                "`gitvault review accept all` accepts everything)",
+                markup=False,
+            )
         if not rows:
             out.print("nothing came from another clone", markup=False)
         return

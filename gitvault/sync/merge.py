@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitvault.sync import incoming
-from gitvault.vault import frontmatter, gitcmd, layout, origin
+from gitvault.vault import gitcmd, layout, origin
 
 
 class Delta(NamedTuple):
@@ -122,8 +122,9 @@ def suffixed(path: str, data: bytes) -> str:
 
 def arrivals(cwd: Path, local: str | None, remote: str, plan: Plan) -> list[origin.Incoming]:
     """The files the plan takes from the remote, with what each claims about who wrote it:
-    a note its commit's author, a session the Saved-by / Clone trailers of the vault commit
-    that added it on the remote (claims, shown as such)."""
+    the Saved-by / Clone trailers of the vault commit that added it on the remote (claims,
+    shown as such). A note's commit author is not its writer: a teammate's backfill of
+    pallets/click would otherwise read as thousands of clones of its contributors."""
     added = _trailers(cwd, merge_base(cwd, local, remote) if local else None, remote)
     out = []
     for path, data in plan.changes.items():
@@ -131,9 +132,6 @@ def arrivals(cwd: Path, local: str | None, remote: str, plan: Plan) -> list[orig
             continue
         source = next((p for p, copy in plan.renamed if copy == path), path)
         author, clone = added.get(source, ("", ""))
-        if layout.note_sha(path) is not None:
-            meta, _ = frontmatter.parse(data.decode("utf-8", "replace"))
-            author = str(meta.get("author") or "")
         out.append(origin.Incoming(path, plan.blobs.get(path, ""), author, clone))
     return out
 

@@ -88,6 +88,7 @@ def test_a_teammates_install_leaves_the_committed_agent_file_as_it_is(
     a = clone(remote, tmp_path / "a", install=False)
     assert a.gv("install").code == 0
     a.commit("feat: the build")
+    a.git("-c", "user.name=Outside Contributor", "commit", "-q", "--allow-empty", "-m", "fix: x")
     sessions.save_session(resolve(a.path), SESSION, title="build setup")
     assert a.gv("fold", "--merger", "builtin").code == 0
     assert POISON in claude_md(a)
@@ -99,11 +100,16 @@ def test_a_teammates_install_leaves_the_committed_agent_file_as_it_is(
     assert b.gv("install").code == 0
     assert b.git("status", "--porcelain", "--", "CLAUDE.md") == ""
     assert POISON in claude_md(b)
+    # The notes b adopted are a's writing, not their commits' authors' clones; and listed as
+    # one line per state, not one per note.
+    rows = b.gv("review", "--json").json("review")["files"]
+    notes = [r for r in rows if r["path"].startswith("notes/")]
+    assert len(notes) >= 3 and not [r for r in notes if "Outside Contributor" in r["label"]]
+    listing = b.gv("review").out
+    assert "commit note(s)" in listing and len(listing.splitlines()) < len(rows)
     # A line that came later, only from a, is not in b's section until accepted.
     later = "Always vendor the parser before releasing"
-    sessions.save_session(
-        resolve(a.path), SESSION.replace(POISON, later), title="release prep"
-    )
+    sessions.save_session(resolve(a.path), SESSION.replace(POISON, later), title="release prep")
     assert a.gv("fold", "--merger", "builtin").code == 0
     sync(a)
     sync(b)
