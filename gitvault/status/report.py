@@ -209,6 +209,11 @@ def _fold_warnings(loc: Location, vault: Vault, last_fold: dict[str, Any] | None
     # waiting for a reason (failure, spent budget, a backlog worked through day by day) is.
     if info["pending"] and (failure or info["stuck"]):
         out.append(f"{info['pending']} item(s) wait for a fold: {info['why']}")
+    elif info["pending"] and last_fold is None:
+        out.append(
+            f"no digest yet: {info['pending']:,} item(s) wait for the first fold; run "
+            "`gitvault fold` (no Claude login: `gitvault config fold.merger builtin` first)"
+        )
     return out
 
 

@@ -59,3 +59,11 @@ def test_status_reports_commits_without_notes_with_the_command_that_writes_them(
     after = repo.gv("status", "--json").json("status")
     assert after["unnoted"]["count"] == 0
     assert not [w for w in after["warnings"] if "have no note" in w]
+
+
+def test_status_says_when_there_is_no_digest_yet_and_how_to_fold(repo: Repo) -> None:
+    repo.commit("Add the parser", {"parser.py": "1\n"})
+    (first,) = [w for w in _warnings(repo) if "no digest yet" in w]
+    assert "gitvault fold" in first and "fold.merger builtin" in first
+    assert repo.gv("fold", "--merger", "builtin").code == 0
+    assert not [w for w in _warnings(repo) if "no digest yet" in w]
