@@ -212,7 +212,7 @@ def _fold_warnings(loc: Location, vault: Vault, last_fold: dict[str, Any] | None
     elif info["pending"] and last_fold is None:
         out.append(
             f"no digest yet: {info['pending']:,} item(s) wait for the first fold; run "
-            "`gitvault fold` (no Claude login: `gitvault config fold.merger builtin` first)"
+            "`gitvault fold` (offline, no model: `gitvault config fold.merger builtin` first)"
         )
     return out
 
