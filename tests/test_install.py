@@ -127,7 +127,7 @@ def test_install_from_a_linked_worktree_serves_every_worktree(repo_factory) -> N
     assert {a, b} <= set(main.note_paths())
 
 
-# -- repository shapes (issue 17, item 9), all with real git --------------------------------
+# -- repository shapes: a .git file, submodules, a committed hooks path, ownership, SHA-256 ---
 
 
 def _noted(repo: Repo, subject: str) -> bool:
