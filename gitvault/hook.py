@@ -28,6 +28,8 @@ USAGE = (
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:2] == ["git", "drain"]:
+        if "--detach" in args:
+            _leave_gits_group()
         from gitvault.notes import drain
 
         code = drain.main(args[2:])
@@ -51,6 +53,26 @@ def main(argv: list[str] | None = None) -> int:
         return runtime.main(args)
     sys.stderr.write(USAGE + "\n")
     return 2
+
+
+def _leave_gits_group() -> None:
+    """The detached drainer's first act: a session of its own (out of git's process group and
+    off the terminal), then the signals the shim had it ignore until now back to their defaults.
+    Before any import, so the window in which only the ignored signals protect it is the
+    interpreter's start."""
+    import os
+    import signal
+
+    try:
+        os.setsid()
+    except OSError:
+        pass  # already a group leader (started by something else): nothing to leave
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    try:
+        os.nice(10)  # background work: a cherry-pick or a build on the other core comes first
+    except OSError:
+        pass
 
 
 def _fold(args: list[str]) -> int:

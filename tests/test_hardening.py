@@ -238,16 +238,19 @@ def test_import_refs_of_killed_runs_are_cleaned(repo: Repo) -> None:
     assert repo.git("for-each-ref", "refs/gitvault/") == ""
 
 
-def test_the_detached_drainer_survives_a_kill_of_the_committers_group(repo_factory) -> None:
+@pytest.mark.parametrize("sig", ["TERM", "HUP", "INT"])
+def test_the_detached_drainer_survives_a_kill_of_the_committers_group(
+    repo_factory, sig: str
+) -> None:
     import os
     import signal
 
     repo: Repo = repo_factory(sync=False)
     repo.write("a.txt", "a\n")
     repo.git("add", "a.txt")
-    # The commit runs in a process group of its own, which is killed the moment it returns
-    # (as some tools and CI runners do).
-    script = "git commit -q -m 'killed group' && kill -TERM -$$; sleep 5"
+    # The commit runs in a process group of its own, which is signalled the moment it returns
+    # (as some tools and CI runners do, and a closing terminal does with SIGHUP), then killed.
+    script = f"git commit -q -m 'killed group' && kill -{sig} -$$; sleep 5"
     proc = subprocess.Popen(
         ["sh", "-c", script],
         cwd=repo.path,
@@ -255,7 +258,8 @@ def test_the_detached_drainer_survives_a_kill_of_the_committers_group(repo_facto
         env={**os.environ, **repo.env(False)},
     )
     proc.wait(timeout=60)
-    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM, 143)
+    signum = signal.Signals[f"SIG{sig}"]
+    assert proc.returncode in (-signum, 128 + signum)
     sha = repo.head()
     repo.wait_for_notes([sha])
     assert os.path.exists(repo.state_dir)

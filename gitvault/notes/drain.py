@@ -455,11 +455,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     common = Path(args[0])
     loc = Location(common_dir=common, git_dir=common, workdir=None)
-    if "--detach" in args:
-        try:
-            os.setsid()  # leave the terminal's process group: Ctrl-C in the shell must not kill us
-        except OSError:
-            pass
     try:
         drain(loc, block="--wait" in args, linger=LINGER_SECONDS if "--detach" in args else 0.0)
     except Exception as exc:  # noqa: BLE001 - a background hook must never surface a traceback

@@ -1,6 +1,5 @@
 # Make sure one drainer runs: in the foreground with GITVAULT_SYNC=1 (or gitvault.sync, below),
-# otherwise detached, in a session of its own from the first instruction (a tool that kills
-# git's process group afterwards does not kill it).
+# otherwise detached (a tool that kills git's process group afterwards does not kill it).
 hook="$state/@LAUNCHER@"
 if [ ! -x "$hook" ]; then
   gv_log "$hook is missing; run gitvault install again"; exit 0
@@ -34,16 +33,15 @@ if [ "$sync" = true ]; then
   "$hook" git drain "$cd" --wait >/dev/null 2>&1
   exit 0
 fi
-if command -v setsid >/dev/null 2>&1; then
-  # The drainer's shell records its pid once setsid moved it to a session of its own, then
-  # closes the pipe read here: when the hook returns it is out of the group a tool may kill
-  # after `git commit`. A blocking read, not a poll of the pid file (~2 ms of CPU a commit).
-  echo starting > "$pidf" 2>/dev/null
-  pid=$(setsid /bin/sh -c 'echo $$ > "$0"; exec "$1" git drain "$2" --detach >/dev/null 2>&1' \
-    "$pidf" "$hook" "$cd" </dev/null 2>/dev/null &)
-else
-  "$hook" git drain "$cd" --detach </dev/null >/dev/null 2>&1 &
-  # Claim the slot at once, so commits made while Python starts do not start more drainers.
-  echo $! > "$pidf" 2>/dev/null
-fi
+# Start one detached drainer and return at once: git's path pays a fork, not the drainer's start.
+# Until the drainer is in a session of its own (its first act in Python), it ignores the
+# hangup, interrupt and termination a tool or a terminal may send to git's process group once
+# git returns: ignored here, before the fork, since the child may not even have run when the
+# signal comes (sh would ignore SIGINT for a background job only once the child runs); an
+# ignored signal stays ignored across exec, and the drainer restores them once out of the
+# group. Its pid is claimed at once: a commit made in the moment before the exec starts a
+# second drainer, which finds the lock taken and exits.
+trap '' HUP INT QUIT TERM
+"$hook" git drain "$cd" --detach </dev/null >/dev/null 2>&1 &
+echo $! > "$pidf" 2>/dev/null
 exit 0
