@@ -1,8 +1,11 @@
-"""An agent calling gitvault's MCP server end to end: the real Claude Code CLI, headless and
-offline against the local Anthropic mock, in a project `gitvault install --agent claude` wired
-(.mcp.json, and in .claude/settings.local.json an allow rule for each of the server's tools:
-a headless session cannot ask, and denies the call otherwise). The mock model calls
-`mcp__gitvault__search`; the request after it carries the tool's result, the commit found.
+"""An agent calling gitvault's MCP server end to end: the real CLIs, headless and offline
+against the local model mocks, in a project `gitvault install` wired. Claude Code: .mcp.json,
+and in .claude/settings.local.json an allow rule for each of the server's tools (a headless
+session cannot ask, and denies the call otherwise); the mock model calls
+`mcp__gitvault__search`. Gemini CLI (`mcpServers` in .gemini/settings.json, trusted) and Copilot
+CLI (.mcp.json) offer the same tools under their own names — `mcp_gitvault_search` and
+`gitvault-search`, as their first requests show — and the mock calls them so. In each, the
+request after the call carries the tool's result: the commit found.
 
 Facts from Claude Code 2.1.197 behind the setup (seen with --debug): a headless `-p` session
 connects the project's .mcp.json servers without an approval step, but sends its first request
@@ -11,8 +14,8 @@ be offered yet; MCP_CONNECTION_NONBLOCKING=false makes it wait. Allow rules in
 .claude/settings.json are ignored until the workspace is trusted; settings.local.json's count
 at once.
 
-Marked `claude`: skips with the reason printed when the CLI cannot be had (or fails, with
-GITVAULT_REQUIRE_CLAUDE=1); never passes silently.
+Marked `claude` / `agents`: skips with the reason printed when a CLI cannot be had (or fails,
+with GITVAULT_REQUIRE_CLAUDE=1 / GITVAULT_REQUIRE_AGENTS=1); never passes silently.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import mock_anthropic
+from tests.support import agent_clis, mock_anthropic, mock_gemini, mock_openai
 from tests.support.claude_cli import run_claude
 from tests.support.model_server import ToolCall, text
 from tests.support.repos import Repo
@@ -38,7 +41,7 @@ TOOL = "mcp__gitvault__search"
 @pytest.fixture
 def project(repo_factory: Callable[..., Repo]) -> Repo:
     repo = repo_factory("proj", install=False, identity=True)
-    done = repo.gv("install", "--agent", "claude")
+    done = repo.gv("install", "--agent", "claude,gemini,copilot")
     assert done.code == 0, done
     repo.commit(SUBJECT, files={"cli.py": "OPTION = 1\n"})
     repo.git("add", ".")
@@ -77,3 +80,58 @@ def test_claude_code_calls_the_mcp_search_and_gets_its_result(
     assert "permission" not in result.lower(), result
     allowed = json.loads((project.path / ".claude" / "settings.local.json").read_text())
     assert TOOL in allowed["permissions"]["allow"], "install allowed the tool by name"
+
+
+def _search_in(results: Callable[[Any], list[Any]], tool: str) -> Callable[[Any], Any]:
+    def respond(body: Any) -> Any:
+        return text("Found it.") if results(body) else ToolCall(tool, {"query": "MCPCANARY-58e"})
+
+    return respond
+
+
+@pytest.mark.agents
+def test_gemini_calls_the_mcp_search_and_gets_its_result(
+    gemini: Path, gemini_api: mock_gemini.MockGemini, project: Repo, tmp_path: Path
+) -> None:
+    tool = "mcp_gitvault_search"
+    gemini_api.responder = _search_in(mock_gemini.function_responses, tool)
+    done = agent_clis.run_gemini(
+        gemini,
+        PROMPT,
+        cwd=project.path,
+        home=tmp_path / "gemini-home",
+        base_url=gemini_api.base_url,
+        timeout=CLI_TIMEOUT,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    requests = [r.body for r in gemini_api.model_requests()]
+    offered = [
+        d.get("name") for t in requests[0].get("tools") or [] for d in t["functionDeclarations"]
+    ]
+    assert tool in offered, offered
+    assert len(requests) == 2, len(requests)
+    (result,) = mock_gemini.function_responses(requests[1])
+    assert result["name"] == tool and SUBJECT in json.dumps(result["response"]), result
+
+
+@pytest.mark.agents
+def test_copilot_calls_the_mcp_search_and_gets_its_result(
+    copilot: Path, openai_api: mock_openai.MockOpenAI, project: Repo, tmp_path: Path
+) -> None:
+    tool = "gitvault-search"
+    openai_api.responder = _search_in(mock_openai.tool_results, tool)
+    done = agent_clis.run_copilot(
+        copilot,
+        PROMPT,
+        cwd=project.path,
+        home=tmp_path / "copilot-home",
+        base_url=openai_api.base_url,
+        timeout=CLI_TIMEOUT,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    requests = [r.body for r in openai_api.model_requests()]
+    offered = [(t.get("function") or {}).get("name") for t in requests[0].get("tools") or []]
+    assert tool in offered, offered
+    assert len(requests) == 2, len(requests)
+    (result,) = mock_openai.tool_results(requests[1])
+    assert SUBJECT in result, result
