@@ -53,7 +53,7 @@ from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
 
-SCHEMA_VERSION = "4"  # 4: a note's file list is a column of its own (3: first-parent line only)
+SCHEMA_VERSION = "5"  # 5: own (4: a note's file list is a column of its own)
 KINDS = ("note", "session", "digest")
 DEFAULT_LIMIT = 10  # results shown unless -n says otherwise
 MAX_LIMIT = 200
@@ -86,7 +86,8 @@ CREATE TABLE docs(
     merge INTEGER NOT NULL DEFAULT 0,  -- notes: a merge commit
     grp INTEGER,  -- notes a merge brought in: that merge's id
     line TEXT,  -- digest lines: fold commit, category, line, cites (unit-separated)
-    twin INTEGER  -- notes that are no merge: a hash of the subject (copies of one change)
+    twin INTEGER,  -- notes that are no merge: a hash of the subject (copies of one change)
+    own INTEGER NOT NULL DEFAULT 0  -- this clone's gitvault wrote it (scrubbed as it was written)
 );
 CREATE INDEX docs_parent ON docs(parent) WHERE parent IS NOT NULL;
 CREATE TABLE tombs(cite TEXT PRIMARY KEY);
@@ -202,9 +203,12 @@ class _Doc(NamedTuple):
     grp: int | None
     line: str | None
     twin: int | None
+    own: int
 
 
-_DOC_COLUMNS = "id, key, kind, time, size, blob, path, merge, grp, line, twin"
+_DOC_COLUMNS = "id, key, kind, time, size, blob, path, merge, grp, line, twin, own"
+# The front matter an index reads (decoding every key of 100,000 notes is most of a parse).
+_META_KEYS = frozenset({"committed", "saved_at", "parents", "title"})
 
 
 # -- the text of a document ------------------------------------------------------------------
@@ -227,15 +231,17 @@ def _text(title: str, body: str, names: Iterable[str], files: str = "") -> _Text
     return _Text(title, body, searchtext.name_tokens(list(dict.fromkeys(names))), size, files)
 
 
-def _decoded(data: bytes) -> str:
-    """A vault file's text as the index may hold it: secrets redacted (a file an older
-    gitvault or a teammate's clone wrote may still hold one), so no posting, stored line or
-    snippet carries one."""
-    return scrub_secrets(data.decode("utf-8", "replace"))[0]
+def _decoded(data: bytes, own: bool) -> str:
+    """A vault file's text as the index may hold it: secrets redacted, so no posting, stored
+    line or snippet carries one. What this clone's gitvault wrote was redacted as it was
+    written (notes/render, memory/sessions, the fold) and is not scanned again; anything else
+    is: what a remote brought (a teammate's clone, an older gitvault), a hand-made commit."""
+    text = data.decode("utf-8", "replace")
+    return text if own else scrub_secrets(text)[0]
 
 
-def _item_text(kind: str, data: bytes) -> tuple[dict[str, object], _Text]:
-    meta, body = frontmatter.parse(_decoded(data))
+def _item_text(kind: str, data: bytes, own: bool) -> tuple[dict[str, object], _Text]:
+    meta, body = frontmatter.parse(_decoded(data, own), _META_KEYS)
     if kind == "note":
         return meta, _note_text(body)
     title, rest = _title_and_rest(body)
@@ -480,20 +486,21 @@ class Index:
         return gitcmd.raw_changes(self.cwd, f"{mark}..{tip}" if mark else tip)
 
     def _apply(self, conn: sqlite3.Connection, mark: str | None, tip: str, result: Updated) -> None:
-        items: dict[str, tuple[int, str, str, str]] = {}  # path → last (time, commit, op, blob)
-        digests: list[tuple[int, str, str]] = []  # (time, commit, blob) of each version
+        items: dict[str, gitcmd.Change] = {}  # path → its last change
+        digests: list[gitcmd.Change] = []  # each version
         tomb_ops: dict[str, str] = {}  # buried citation → last operation on its tombstone
-        for when, commit, op, path, blob in self._changes(mark, tip):
+        for change in self._changes(mark, tip):
+            path, op = change.path, change.status
             if path == layout.DIGEST:
                 if op in "AM":
-                    digests.append((when, commit, blob))
+                    digests.append(change)
                 continue
             buried = layout.tombstone_cite(path)
             if buried is not None:
                 tomb_ops[buried] = op
                 continue
             if layout.is_item(path):
-                items[path] = (when, commit, op, blob)
+                items[path] = change
         if mark is not None and "D" in tomb_ops.values():
             # A tombstone was taken back: its item may be searchable again. Rare: rebuild.
             raise _Rebuild("a tombstone was removed")
@@ -504,35 +511,37 @@ class Index:
             result.removed += self._bury(conn, tombs)
         reuse: dict[str, tuple[int, int | None]] = {}  # a changed item keeps its id and merge
         if not self._fresh:
-            ops = {_key_of(p): v[2] for p, v in items.items()}
+            ops = {_key_of(p): c.status for p, c in items.items()}
             old = self._docs_by_keys(conn, list(ops))
             reuse = {d.key: (d.id, d.grp) for d in old if ops[d.key] != "D"}
             result.removed += self._unindex(conn, old, keep=set(reuse))
-        wanted = [(p, v) for p, v in items.items() if v[2] != "D"]
+        wanted = [c for c in items.values() if c.status != "D"]
         merges: list[tuple[int, int, bytes]] = []  # (time, id, second parent) of new merges
         origins = origin.load(self.loc)
         for start in range(0, len(wanted), BLOB_BATCH):
             chunk = wanted[start : start + BLOB_BATCH]
-            blobs = gitcmd.cat_blobs(self.cwd, [v[3] for _, v in chunk])
-            for path, (when, _commit, _, blob) in chunk:
-                data = blobs.get(blob)
-                found = origins.of(path) if origins else None
+            blobs = gitcmd.cat_blobs(self.cwd, [c.blob for c in chunk])
+            for change in chunk:
+                data = blobs.get(change.blob)
+                found = origins.of(change.path) if origins else None
                 if found is not None and found.hidden:
                     continue  # held for review, or rejected: never searchable
                 if data is not None:
-                    result.added += self._put_item(
-                        conn, path, when, blob, data, tombs, merges, reuse
-                    )
+                    own = found is None and change.by_gitvault
+                    result.added += self._put_item(conn, change, data, own, tombs, merges, reuse)
         for start in range(0, len(digests), BLOB_BATCH):
             chunk_d = digests[start : start + BLOB_BATCH]
-            blobs = gitcmd.cat_blobs(self.cwd, [b for _, _, b in chunk_d])
-            for when, commit, blob in chunk_d:
-                data = blobs.get(blob)
-                came = origins.of(layout.DIGEST, blob) if origins else None
+            blobs = gitcmd.cat_blobs(self.cwd, [c.blob for c in chunk_d])
+            for change in chunk_d:
+                data = blobs.get(change.blob)
+                came = origins.of(layout.DIGEST, change.blob) if origins else None
                 if came is not None and came.hidden:
                     continue  # another clone's digest, held for review or rejected
                 if data is not None:
-                    result.added += self._put_digest(conn, commit, when, data, tombs)
+                    own = came is None and change.by_gitvault
+                    result.added += self._put_digest(
+                        conn, change.commit, change.time, data, own, tombs
+                    )
         if merges:
             self._group(conn, sorted(merges))
 
@@ -564,7 +573,7 @@ class Index:
                 data = blobs.get(doc.blob.hex()) if doc.blob else None
                 if data is None:
                     raise _Rebuild("a version the index holds is no longer in the repository")
-                text = _item_text(doc.kind, data)[1]
+                text = _item_text(doc.kind, data, bool(doc.own))[1]
             conn.execute(
                 "INSERT INTO words(words, rowid, title, body, files) VALUES ('delete', ?, ?, ?, ?)",
                 (doc.id, text.title, text.body, text.files),
@@ -612,13 +621,17 @@ class Index:
         merge: bool = False,
         line: str | None = None,
         reuse: tuple[int, int | None] | None = None,
+        own: bool = False,
     ) -> int:
         doc_id, grp = reuse if reuse is not None else (None, None)
         twin = _twin(text.title) if kind == "note" and not merge else None
-        row = (doc_id, key, kind, when, text.size, blob, path, parent, int(merge), grp, line, twin)
+        row = (
+            *(doc_id, key, kind, when, text.size, blob, path, parent),
+            *(int(merge), grp, line, twin, int(own)),
+        )
         insert = (
             "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line, "
-            "twin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "twin, own) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
         try:
             cur = conn.execute(insert, row)
@@ -636,14 +649,14 @@ class Index:
     def _put_item(
         self,
         conn: sqlite3.Connection,
-        path: str,
-        when: int,
-        blob: str,
+        change: gitcmd.Change,
         data: bytes,
+        own: bool,
         tombs: set[str],
         merges: list[tuple[int, int, bytes]],
         reuse: dict[str, tuple[int, int | None]],
     ) -> int:
+        path, when, blob = change.path, change.time, change.blob
         sha, slug = layout.note_sha(path), layout.session_slug(path)
         if sha is not None:
             key, kind = f"c:{sha}", "note"
@@ -653,7 +666,7 @@ class Index:
             return 0
         if cites_mod.is_buried(key, tombs):
             return 0
-        meta, text = _item_text(kind, data)
+        meta, text = _item_text(kind, data, own)
         moment = _timestamp(meta.get("committed" if kind == "note" else "saved_at"), when)
         listed = meta.get("parents") if kind == "note" else None
         parents = [str(p) for p in listed if _is_sha(p)] if isinstance(listed, list) else []
@@ -670,6 +683,7 @@ class Index:
             parent=first,
             merge=len(parents) > 1,
             reuse=reuse.get(key),
+            own=own,
         )
         if self._graph is not None and sha is not None:
             self._graph.add(doc, bytes.fromhex(sha), first, len(parents) > 1)
@@ -678,10 +692,16 @@ class Index:
         return 1
 
     def _put_digest(
-        self, conn: sqlite3.Connection, commit: str, when: int, data: bytes, tombs: set[str]
+        self,
+        conn: sqlite3.Connection,
+        commit: str,
+        when: int,
+        data: bytes,
+        own: bool,
+        tombs: set[str],
     ) -> int:
         """Each distinct line of a digest version, once: the first fold that wrote it."""
-        _, body = frontmatter.parse(_decoded(data))
+        _, body = frontmatter.parse(_decoded(data, own), frozenset())
         added = 0
         category = ""
         for raw in body.splitlines():
@@ -926,7 +946,7 @@ class _Query:
             if data is None:
                 out[doc.id] = ("", "")
                 continue
-            text = _item_text(doc.kind, data)[1]
+            text = _item_text(doc.kind, data, bool(doc.own))[1]
             out[doc.id] = (text.title, (text.body + "\n" + text.files).strip())
         return out
 

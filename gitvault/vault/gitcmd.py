@@ -190,6 +190,8 @@ class Change(NamedTuple):
     status: str  # A, M or D (T: a type change; renames are split into D and A)
     path: str
     blob: str  # the new blob (zeros for a deletion)
+    by_gitvault: bool = False  # the commit is gitvault's (its committer) and merges nothing:
+    # no hand-made commit, no sync merge (what a remote brought is on origin's record)
 
 
 def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
@@ -210,7 +212,7 @@ def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
             "-z",
             "--no-abbrev",
             "--no-renames",
-            "--format=%x01%H%x00%ct",
+            "--format=%x01%H%x00%ct%x00%ce%x00%P",
             rng,
             "--",
         ],
@@ -218,10 +220,11 @@ def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
     )
     for record in proc.stdout.split(b"\x01"):
         tokens = record.split(b"\0")
-        if len(tokens) < 2 or not tokens[1].strip().isdigit():
+        if len(tokens) < 4 or not tokens[1].strip().isdigit():
             continue
         commit, when = tokens[0].decode(), int(tokens[1].strip())
-        index = 2
+        own = tokens[2] == VAULT_EMAIL.encode() and b" " not in tokens[3].split(b"\n")[0].strip()
+        index = 4
         while index + 1 < len(tokens):
             head = tokens[index].lstrip(b"\n")
             if not head.startswith(b":"):
@@ -231,7 +234,7 @@ def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
             path = tokens[index + 1].decode("utf-8", "replace")
             index += 2
             if len(parts) >= 5:
-                yield Change(when, commit, parts[4][:1].decode(), path, parts[3].decode())
+                yield Change(when, commit, parts[4][:1].decode(), path, parts[3].decode(), own)
 
 
 def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
