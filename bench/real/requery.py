@@ -5,6 +5,7 @@ change to ranking is measured in seconds, not in a new backfill.
 
     python -m bench.real.requery REPO [--name NAME] [--seed N] [--per-kind N]
                                       [--kind KIND …] [--skip KIND …] [--show KIND …] [--json PATH]
+    python -m bench.real.requery REPO --rebuild [N]     time N rebuilds of the index, nothing else
 
 REPO: the replayed clone (the sandbox's `repo-<name>`). Its sandbox's private HOME and git
 config are used when REPO sits in one (`<sandbox>/repo-<name>`, or `<root>/repo` beside a
@@ -21,6 +22,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -34,6 +36,8 @@ from bench.real.history import History  # noqa: E402
 from bench.real.sandbox import isolated_env, load_average  # noqa: E402
 from bench.real.searcheval import evaluate  # noqa: E402
 from gitvault.commands import search_fast  # noqa: E402
+from gitvault.memory import search  # noqa: E402
+from gitvault.resolve import resolve  # noqa: E402
 
 
 def sandbox_env(repo: Path) -> dict[str, str]:
@@ -63,6 +67,27 @@ class InProcess:
         return code, out.getvalue().encode(), b"", seconds
 
 
+def rebuild() -> None:
+    """One rebuild of the search index of the repository in the current directory, measured:
+    this process's CPU, git's (the children it waited for), wall time, size, peak RSS."""
+    index = search.Index(resolve(None))
+    index.path.unlink(missing_ok=True)
+    before = load_average()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start, cpu = time.perf_counter(), time.process_time()
+    done = index.update()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    git_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(
+        f"rebuild: {done.added:,} documents, {cpu:.1f} s CPU + {git_cpu:.1f} s git "
+        f"({done.added / (cpu + git_cpu):,.0f} documents per CPU second), {wall:.1f} s wall, "
+        f"{index.path.stat().st_size / 2**20:.1f} MB, peak RSS {peak} MB, "
+        f"load {before:.2f} → {load_average():.2f}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.real.requery", description=__doc__)
     p.add_argument("repo", type=Path)
@@ -73,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", action="append", default=[], help="leave these kinds out")
     p.add_argument("--show", action="append", default=[], help="list this kind's queries")
     p.add_argument("--json", type=Path, help="write every kind's scores here")
+    p.add_argument("--rebuild", type=int, nargs="?", const=1, default=0, metavar="N")
     args = p.parse_args(argv)
     held = [k for k in args.show if "held-out" in k]
     if held:
@@ -84,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(env)
     os.chdir(repo)
     name = args.name or repo.name.removeprefix("repo-")
+    if args.rebuild:
+        for _ in range(args.rebuild):
+            rebuild()
+        return 0
     history = History.load(name, repo, env)
     known = queries_mod.known_item(history, args.seed, args.per_kind)
     questions, problems = queries_mod.questions_for(history)

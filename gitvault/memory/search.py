@@ -30,6 +30,7 @@ in are one result, the merge first when it matched, naming the others.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import math
@@ -67,6 +68,7 @@ BM25_B = 0.75  # how much a long body dilutes a match (BM25's b; its k1 below)
 BM25_K1 = 1.2
 WALK_MAX = 200  # commits followed back from a merge to find what it brought in
 BLOB_BATCH = 4000
+INSERT_BATCH = 2000  # rows a rebuild inserts at a time
 BODY_MAX = 20_000  # characters of one document indexed (a session is ≤ ~200 KB at most)
 LOCK_TIMEOUT = 60.0
 
@@ -98,6 +100,12 @@ CREATE VIRTUAL TABLE names USING fts5(
     name, tokenize = "{_NAME_TOKENIZER}", content = '', detail = none, columnsize = 0
 );
 """
+_INSERT_DOC = (
+    "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line, twin, own)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_WORDS = "INSERT INTO words(rowid, title, body, files) VALUES (?, ?, ?, ?)"
+_INSERT_NAMES = "INSERT INTO names(rowid, name) VALUES (?, ?)"
 _SNIPPET_DDL = f"CREATE VIRTUAL TABLE shown USING fts5(title, body, tokenize = '{_TOKENIZER}')"
 _US = "\x1f"
 
@@ -220,9 +228,15 @@ def _note_text(body: str) -> _Text:
     files = note.files
     names = searchtext.names_in(note.subject + "\n" + message)
     for path in files:
-        names += searchtext.names_in(path)
+        names += _path_names(path)
     listed = "\n".join(files)[:BODY_MAX]
     return _text(note.subject, message.strip()[:BODY_MAX], names, listed)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_names(path: str) -> tuple[str, ...]:
+    """A touched path's names (it and its tails): the same paths recur in thousands of notes."""
+    return tuple(searchtext.names_in(path))
 
 
 def _text(title: str, body: str, names: Iterable[str], files: str = "") -> _Text:
@@ -354,6 +368,10 @@ class Index:
         self.path = loc.state_dir / statedir.SEARCH_INDEX
         self._fresh = False  # building a new index (no document to replace)
         self._graph: _BuildGraph | None = None  # the commits a rebuild inserted
+        # A rebuild's items, inserted many rows at a time (ids given here, in order)
+        self._batch: list[tuple[tuple[object, ...], _Text]] | None = None
+        self._batched: set[str] = set()
+        self._next_id = 1
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path) -> sqlite3.Connection:
@@ -453,11 +471,12 @@ class Index:
                     [("schema", SCHEMA_VERSION), ("ref", self.ref), ("watermark", "")],
                 )
                 if tip is not None:
-                    self._fresh, self._graph = True, _BuildGraph()
+                    self._fresh, self._graph, self._batch = True, _BuildGraph(), []
                     try:
                         self._apply(conn, None, tip, result)
                     finally:
-                        self._fresh, self._graph = False, None
+                        self._fresh, self._graph, self._batch = False, None, None
+                        self._batched, self._next_id = set(), 1
                 self._set_watermark(conn, tip)
                 conn.execute("COMMIT")
             # never roll the new file back with the old
@@ -482,8 +501,27 @@ class Index:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('words', ?)", (str(words),))
 
     def _changes(self, mark: str | None, tip: str) -> Iterator[gitcmd.Change]:
-        """Every file change in mark..tip along the vault's first-parent line, oldest first."""
-        return gitcmd.raw_changes(self.cwd, f"{mark}..{tip}" if mark else tip)
+        """Every file change in mark..tip along the vault's first-parent line, oldest first.
+        A rebuild (no mark) reads the items and tombstones of the tip's tree instead, each
+        dated by the tip (a note's and a session's own date is in its front matter), and the
+        history only for the digest's versions and for what gitvault did not write alone."""
+        if mark is not None:
+            yield from gitcmd.raw_changes(self.cwd, f"{mark}..{tip}")
+            return
+        foreign = {
+            c.path
+            for c in gitcmd.raw_changes(
+                self.cwd, tip, commits=gitcmd.not_by_gitvault(self.cwd, tip)
+            )
+        }
+        when = int(gitcmd.run_git(["log", "-1", "--format=%ct", tip, "--"], self.cwd).stdout)
+        folders = [f"{layout.NOTES}/", f"{layout.SESSIONS}/", f"{layout.TOMBSTONES}/"]
+        for entry in gitcmd.ls_tree(self.cwd, tip, folders, recursive=True):
+            if not entry.is_dir:
+                yield gitcmd.Change(
+                    when, tip, "A", entry.path, entry.oid, entry.path not in foreign
+                )
+        yield from gitcmd.raw_changes(self.cwd, tip, [layout.DIGEST])
 
     def _apply(self, conn: sqlite3.Connection, mark: str | None, tip: str, result: Updated) -> None:
         items: dict[str, gitcmd.Change] = {}  # path → its last change
@@ -529,6 +567,8 @@ class Index:
                 if data is not None:
                     own = found is None and change.by_gitvault
                     result.added += self._put_item(conn, change, data, own, tombs, merges, reuse)
+        self._flush(conn)
+        self._batch = None  # a digest's lines are deduplicated against those inserted before
         for start in range(0, len(digests), BLOB_BATCH):
             chunk_d = digests[start : start + BLOB_BATCH]
             blobs = gitcmd.cat_blobs(self.cwd, [c.blob for c in chunk_d])
@@ -625,26 +665,40 @@ class Index:
     ) -> int:
         doc_id, grp = reuse if reuse is not None else (None, None)
         twin = _twin(text.title) if kind == "note" and not merge else None
+        batched = self._batch is not None and reuse is None and key not in self._batched
+        if batched and self._batch is not None:
+            doc_id = self._next_id
+            self._next_id += 1
+            self._batched.add(key)
         row = (
             *(doc_id, key, kind, when, text.size, blob, path, parent),
             *(int(merge), grp, line, twin, int(own)),
         )
-        insert = (
-            "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line, "
-            "twin, own) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        )
+        if batched and self._batch is not None:
+            self._batch.append((row, text))
+            if len(self._batch) >= INSERT_BATCH:
+                self._flush(conn)
+            return doc_id or 0
+        self._flush(conn)
         try:
-            cur = conn.execute(insert, row)
+            cur = conn.execute(_INSERT_DOC, row)
         except sqlite3.IntegrityError:  # the same item twice (two paths): the last one wins
             self._unindex(conn, self._docs_by_keys(conn, [key]))
-            cur = conn.execute(insert, row)
-        doc = cur.lastrowid
-        conn.execute(
-            "INSERT INTO words(rowid, title, body, files) VALUES (?, ?, ?, ?)",
-            (doc, text.title, text.body, text.files),
-        )
-        conn.execute("INSERT INTO names(rowid, name) VALUES (?, ?)", (doc, text.names))
-        return doc or 0
+            cur = conn.execute(_INSERT_DOC, row)
+        doc = cur.lastrowid or 0
+        self._next_id = max(self._next_id, doc + 1)
+        conn.execute(_INSERT_WORDS, (doc, text.title, text.body, text.files))
+        conn.execute(_INSERT_NAMES, (doc, text.names))
+        return doc
+
+    def _flush(self, conn: sqlite3.Connection) -> None:
+        """Insert what a rebuild has batched: three statements for thousands of rows."""
+        if not self._batch:
+            return
+        conn.executemany(_INSERT_DOC, [row for row, _ in self._batch])
+        conn.executemany(_INSERT_WORDS, [(r[0], t.title, t.body, t.files) for r, t in self._batch])
+        conn.executemany(_INSERT_NAMES, [(r[0], t.names) for r, t in self._batch])
+        self._batch.clear()
 
     def _put_item(
         self,
