@@ -15,7 +15,11 @@ and each distinct line any version of `_master.md` ever held (dated by the fold 
 it, cited `digest:<fold commit>`). Two indexes, both holding postings only (the text stays in
 git, so the index is small): words (Porter-stemmed, title and body apart) and names (identifiers
 and paths whole). Forgotten items (tombstones) are removed and never indexed again, with every
-digest line citing one of them (past versions too).
+digest line citing one of them (past versions too). Nothing indexed or shown holds a secret:
+what this clone's gitvault wrote was redacted as it was written; anything else (what a remote
+brought, on origin's record; what a hand-made vault commit wrote) is redacted again here. A
+rebuild reads the tip's tree, and the history only for the digest's versions and for the
+commits gitvault did not make alone.
 
 Relevance, honestly. Each query term (a word, or a name kept whole) weighs its inverse document
 frequency: a word in half the vault says little, a rare one a lot. A result's coverage is the
@@ -25,7 +29,9 @@ normalisation, with term frequency left out: a note that names a thing once is a
 result holding fewer than all the terms is marked partial, with the words it holds; one holding
 less than SHOW_SHARE of what the best result holds is not shown. A raw score cannot be the
 threshold: weights depend on the vault's size. A pull request's merge and the commits it brought
-in are one result, the merge first when it matched, naming the others.
+in are one result, the merge first when it matched, naming the others; so is one branch merged
+into several lines. A merge's subject names a branch, not what changed: its words weigh as a
+body's.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
 
-SCHEMA_VERSION = "5"  # 5: own (4: a note's file list is a column of its own)
+SCHEMA_VERSION = "6"  # 6: merges' twins, 5: own (4: a note's file list is a column of its own)
 KINDS = ("note", "session", "digest")
 DEFAULT_LIMIT = 10  # results shown unless -n says otherwise
 MAX_LIMIT = 200
@@ -88,7 +94,7 @@ CREATE TABLE docs(
     merge INTEGER NOT NULL DEFAULT 0,  -- notes: a merge commit
     grp INTEGER,  -- notes a merge brought in: that merge's id
     line TEXT,  -- digest lines: fold commit, category, line, cites (unit-separated)
-    twin INTEGER,  -- notes that are no merge: a hash of the subject (copies of one change)
+    twin INTEGER,  -- notes: a hash of the subject (copies of one change) or of a merged branch
     own INTEGER NOT NULL DEFAULT 0  -- this clone's gitvault wrote it (scrubbed as it was written)
 );
 CREATE INDEX docs_parent ON docs(parent) WHERE parent IS NOT NULL;
@@ -279,13 +285,23 @@ def _title_and_rest(body: str) -> tuple[str, str]:
 _PR_NUMBER = re.compile(r"\s*\((?:#|!|gh-)\d+\)\s*$", re.IGNORECASE)
 
 
-def _twin(subject: str) -> int | None:
+_MERGED_BRANCH = re.compile(r"Merge (?:remote-tracking )?branch '([^'\s]+)'")
+
+
+def _twin(subject: str, merge: bool) -> int | None:
     """What copies of one change share: its subject, case and spacing folded, a trailing pull
-    request number dropped (a cherry-pick to a stable branch, a squash of the same change).
-    None for a subject too short to tell changes apart."""
-    folded = " ".join(_PR_NUMBER.sub("", subject).lower().split())
-    if len(folded.split()) < 3:
-        return None
+    request number dropped (a cherry-pick to a stable branch, a squash of the same change);
+    for a merge, the branch it merged (one topic merged into maint, next and master). None
+    for a subject too short to tell changes apart, or a merge that names no branch."""
+    if merge:
+        found = _MERGED_BRANCH.match(subject)
+        if found is None:
+            return None
+        folded = "merge " + found.group(1)
+    else:
+        folded = " ".join(_PR_NUMBER.sub("", subject).lower().split())
+        if len(folded.split()) < 3:
+            return None
     return int.from_bytes(hashlib.sha1(folded.encode()).digest()[:7], "big")
 
 
@@ -664,7 +680,7 @@ class Index:
         own: bool = False,
     ) -> int:
         doc_id, grp = reuse if reuse is not None else (None, None)
-        twin = _twin(text.title) if kind == "note" and not merge else None
+        twin = _twin(text.title, merge) if kind == "note" else None
         batched = self._batch is not None and reuse is None and key not in self._batched
         if batched and self._batch is not None:
             doc_id = self._next_id
@@ -932,7 +948,9 @@ class _Query:
             body = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * ratio))
             got = 0.0
             for t in terms:
-                if doc.id in t.title:
+                # A merge's subject names a branch, not what changed: its words weigh as the
+                # body's (the summary a merge carries is in its body).
+                if doc.id in t.title and not doc.merge:
                     got += t.weight * TITLE_WEIGHT
                 elif doc.id in t.prose:
                     got += t.weight * body
@@ -943,11 +961,18 @@ class _Query:
         ranked = sorted(docs.values(), key=lambda d: (-score(d), -d.time, d.id))
         groups: dict[int, list[_Doc]] = {}
         twins: dict[int, int] = {}  # a subject's hash → the group its first copy went to
+        # One result per pull request (its merge and commits), per branch merged into several
+        # lines, and per change copied under the same subject (cherry-picks to a stable
+        # branch, a squash beside its commits). A merge's group first, so the commits it
+        # brought in follow it wherever its branch's other merges went.
+        merged = {
+            d.id: twins.setdefault(d.twin, d.id) for d in ranked if d.merge and d.twin is not None
+        }
         for doc in ranked:
-            # One result per pull request (its merge and commits) and per change copied under
-            # the same subject (cherry-picks to a stable branch, a squash beside its commits).
-            group = doc.grp if doc.grp is not None else doc.id
-            if doc.twin is not None:
+            group = merged.get(doc.id, doc.id)
+            if doc.grp is not None:
+                group = merged.get(doc.grp, doc.grp)
+            if doc.twin is not None and not doc.merge:
                 group = twins.setdefault(doc.twin, group)
             if group in groups:
                 groups[group].append(doc)

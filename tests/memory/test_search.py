@@ -388,3 +388,30 @@ def test_a_hand_made_vault_commit_is_redacted_before_it_is_indexed(
     index.path.unlink()
     assert index.update().rebuilt
     assert not _holds_secret(index) and _own_flags(index)["s:2026-01-02-quokka-token"] == 0
+
+
+def test_one_branch_merged_into_two_lines_is_one_result(repo: Repo) -> None:
+    main = repo.git("rev-parse", "--abbrev-ref", "HEAD")
+    repo.git("branch", "maint")
+    repo.git("checkout", "-q", "-b", "sparse-walker")
+    topic = repo.commit("Teach the walker about sparse checkouts")
+    for line in ("maint", main):
+        repo.git("checkout", "-q", line)
+        repo.commit(f"Unrelated work on {line}")
+        repo.run("merge", "-q", "--no-ff", "--no-edit", "sparse-walker")
+    results = cli_in(repo, "search", "sparse", "walker", "--json").json("search")["results"]
+    assert len(results) == 1, results
+    cites = {results[0]["id"], *(r["id"] for r in results[0]["related"])}
+    assert f"c:{topic[:7]}" in cites and len(cites) == 3, results
+
+
+def test_a_merge_subject_names_a_branch_not_what_changed(repo: Repo) -> None:
+    # The branch's name holds the query's words; what it brought in does not.
+    main = repo.git("rev-parse", "--abbrev-ref", "HEAD")
+    said = repo.commit("Cache the parser tables")
+    repo.git("checkout", "-q", "-b", "parser-cache")
+    repo.commit("Speed up startup")
+    repo.git("checkout", "-q", main)
+    repo.commit("Unrelated work")
+    repo.run("merge", "-q", "--no-ff", "--no-edit", "parser-cache")
+    assert _ids(cli_in(repo, "search", "parser", "cache", "--json"))[0] == f"c:{said[:7]}"
