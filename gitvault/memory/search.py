@@ -15,7 +15,11 @@ and each distinct line any version of `_master.md` ever held (dated by the fold 
 it, cited `digest:<fold commit>`). Two indexes, both holding postings only (the text stays in
 git, so the index is small): words (Porter-stemmed, title and body apart) and names (identifiers
 and paths whole). Forgotten items (tombstones) are removed and never indexed again, with every
-digest line citing one of them (past versions too).
+digest line citing one of them (past versions too). Nothing indexed or shown holds a secret:
+what this clone's gitvault wrote was redacted as it was written; anything else (what a remote
+brought, on origin's record; what a hand-made vault commit wrote) is redacted again here. A
+rebuild reads the tip's tree, and the history only for the digest's versions and for the
+commits gitvault did not make alone.
 
 Relevance, honestly. Each query term (a word, or a name kept whole) weighs its inverse document
 frequency: a word in half the vault says little, a rare one a lot. A result's coverage is the
@@ -25,11 +29,14 @@ normalisation, with term frequency left out: a note that names a thing once is a
 result holding fewer than all the terms is marked partial, with the words it holds; one holding
 less than SHOW_SHARE of what the best result holds is not shown. A raw score cannot be the
 threshold: weights depend on the vault's size. A pull request's merge and the commits it brought
-in are one result, the merge first when it matched, naming the others.
+in are one result, the merge first when it matched, naming the others; so is one branch merged
+into several lines. A merge's subject names a branch, not what changed: its words weigh as a
+body's.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import math
@@ -53,7 +60,7 @@ from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
 
-SCHEMA_VERSION = "4"  # 4: a note's file list is a column of its own (3: first-parent line only)
+SCHEMA_VERSION = "6"  # 6: merges' twins, 5: own (4: a note's file list is a column of its own)
 KINDS = ("note", "session", "digest")
 DEFAULT_LIMIT = 10  # results shown unless -n says otherwise
 MAX_LIMIT = 200
@@ -67,6 +74,7 @@ BM25_B = 0.75  # how much a long body dilutes a match (BM25's b; its k1 below)
 BM25_K1 = 1.2
 WALK_MAX = 200  # commits followed back from a merge to find what it brought in
 BLOB_BATCH = 4000
+INSERT_BATCH = 2000  # rows a rebuild inserts at a time
 BODY_MAX = 20_000  # characters of one document indexed (a session is ≤ ~200 KB at most)
 LOCK_TIMEOUT = 60.0
 
@@ -86,7 +94,8 @@ CREATE TABLE docs(
     merge INTEGER NOT NULL DEFAULT 0,  -- notes: a merge commit
     grp INTEGER,  -- notes a merge brought in: that merge's id
     line TEXT,  -- digest lines: fold commit, category, line, cites (unit-separated)
-    twin INTEGER  -- notes that are no merge: a hash of the subject (copies of one change)
+    twin INTEGER,  -- notes: a hash of the subject (copies of one change) or of a merged branch
+    own INTEGER NOT NULL DEFAULT 0  -- this clone's gitvault wrote it (scrubbed as it was written)
 );
 CREATE INDEX docs_parent ON docs(parent) WHERE parent IS NOT NULL;
 CREATE TABLE tombs(cite TEXT PRIMARY KEY);
@@ -97,6 +106,12 @@ CREATE VIRTUAL TABLE names USING fts5(
     name, tokenize = "{_NAME_TOKENIZER}", content = '', detail = none, columnsize = 0
 );
 """
+_INSERT_DOC = (
+    "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line, twin, own)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_WORDS = "INSERT INTO words(rowid, title, body, files) VALUES (?, ?, ?, ?)"
+_INSERT_NAMES = "INSERT INTO names(rowid, name) VALUES (?, ?)"
 _SNIPPET_DDL = f"CREATE VIRTUAL TABLE shown USING fts5(title, body, tokenize = '{_TOKENIZER}')"
 _US = "\x1f"
 
@@ -202,9 +217,12 @@ class _Doc(NamedTuple):
     grp: int | None
     line: str | None
     twin: int | None
+    own: int
 
 
-_DOC_COLUMNS = "id, key, kind, time, size, blob, path, merge, grp, line, twin"
+_DOC_COLUMNS = "id, key, kind, time, size, blob, path, merge, grp, line, twin, own"
+# The front matter an index reads (decoding every key of 100,000 notes is most of a parse).
+_META_KEYS = frozenset({"committed", "saved_at", "parents", "title"})
 
 
 # -- the text of a document ------------------------------------------------------------------
@@ -216,9 +234,15 @@ def _note_text(body: str) -> _Text:
     files = note.files
     names = searchtext.names_in(note.subject + "\n" + message)
     for path in files:
-        names += searchtext.names_in(path)
+        names += _path_names(path)
     listed = "\n".join(files)[:BODY_MAX]
     return _text(note.subject, message.strip()[:BODY_MAX], names, listed)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_names(path: str) -> tuple[str, ...]:
+    """A touched path's names (it and its tails): the same paths recur in thousands of notes."""
+    return tuple(searchtext.names_in(path))
 
 
 def _text(title: str, body: str, names: Iterable[str], files: str = "") -> _Text:
@@ -227,15 +251,17 @@ def _text(title: str, body: str, names: Iterable[str], files: str = "") -> _Text
     return _Text(title, body, searchtext.name_tokens(list(dict.fromkeys(names))), size, files)
 
 
-def _decoded(data: bytes) -> str:
-    """A vault file's text as the index may hold it: secrets redacted (a file an older
-    gitvault or a teammate's clone wrote may still hold one), so no posting, stored line or
-    snippet carries one."""
-    return scrub_secrets(data.decode("utf-8", "replace"))[0]
+def _decoded(data: bytes, own: bool) -> str:
+    """A vault file's text as the index may hold it: secrets redacted, so no posting, stored
+    line or snippet carries one. What this clone's gitvault wrote was redacted as it was
+    written (notes/render, memory/sessions, the fold) and is not scanned again; anything else
+    is: what a remote brought (a teammate's clone, an older gitvault), a hand-made commit."""
+    text = data.decode("utf-8", "replace")
+    return text if own else scrub_secrets(text)[0]
 
 
-def _item_text(kind: str, data: bytes) -> tuple[dict[str, object], _Text]:
-    meta, body = frontmatter.parse(_decoded(data))
+def _item_text(kind: str, data: bytes, own: bool) -> tuple[dict[str, object], _Text]:
+    meta, body = frontmatter.parse(_decoded(data, own), _META_KEYS)
     if kind == "note":
         return meta, _note_text(body)
     title, rest = _title_and_rest(body)
@@ -259,13 +285,23 @@ def _title_and_rest(body: str) -> tuple[str, str]:
 _PR_NUMBER = re.compile(r"\s*\((?:#|!|gh-)\d+\)\s*$", re.IGNORECASE)
 
 
-def _twin(subject: str) -> int | None:
+_MERGED_BRANCH = re.compile(r"Merge (?:remote-tracking )?branch '([^'\s]+)'")
+
+
+def _twin(subject: str, merge: bool) -> int | None:
     """What copies of one change share: its subject, case and spacing folded, a trailing pull
-    request number dropped (a cherry-pick to a stable branch, a squash of the same change).
-    None for a subject too short to tell changes apart."""
-    folded = " ".join(_PR_NUMBER.sub("", subject).lower().split())
-    if len(folded.split()) < 3:
-        return None
+    request number dropped (a cherry-pick to a stable branch, a squash of the same change);
+    for a merge, the branch it merged (one topic merged into maint, next and master). None
+    for a subject too short to tell changes apart, or a merge that names no branch."""
+    if merge:
+        found = _MERGED_BRANCH.match(subject)
+        if found is None:
+            return None
+        folded = "merge " + found.group(1)
+    else:
+        folded = " ".join(_PR_NUMBER.sub("", subject).lower().split())
+        if len(folded.split()) < 3:
+            return None
     return int.from_bytes(hashlib.sha1(folded.encode()).digest()[:7], "big")
 
 
@@ -348,6 +384,10 @@ class Index:
         self.path = loc.state_dir / statedir.SEARCH_INDEX
         self._fresh = False  # building a new index (no document to replace)
         self._graph: _BuildGraph | None = None  # the commits a rebuild inserted
+        # A rebuild's items, inserted many rows at a time (ids given here, in order)
+        self._batch: list[tuple[tuple[object, ...], _Text]] | None = None
+        self._batched: set[str] = set()
+        self._next_id = 1
 
     # -- opening -------------------------------------------------------------------------
     def _connect(self, path: Path) -> sqlite3.Connection:
@@ -447,11 +487,12 @@ class Index:
                     [("schema", SCHEMA_VERSION), ("ref", self.ref), ("watermark", "")],
                 )
                 if tip is not None:
-                    self._fresh, self._graph = True, _BuildGraph()
+                    self._fresh, self._graph, self._batch = True, _BuildGraph(), []
                     try:
                         self._apply(conn, None, tip, result)
                     finally:
-                        self._fresh, self._graph = False, None
+                        self._fresh, self._graph, self._batch = False, None, None
+                        self._batched, self._next_id = set(), 1
                 self._set_watermark(conn, tip)
                 conn.execute("COMMIT")
             # never roll the new file back with the old
@@ -476,24 +517,44 @@ class Index:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('words', ?)", (str(words),))
 
     def _changes(self, mark: str | None, tip: str) -> Iterator[gitcmd.Change]:
-        """Every file change in mark..tip along the vault's first-parent line, oldest first."""
-        return gitcmd.raw_changes(self.cwd, f"{mark}..{tip}" if mark else tip)
+        """Every file change in mark..tip along the vault's first-parent line, oldest first.
+        A rebuild (no mark) reads the items and tombstones of the tip's tree instead, each
+        dated by the tip (a note's and a session's own date is in its front matter), and the
+        history only for the digest's versions and for what gitvault did not write alone."""
+        if mark is not None:
+            yield from gitcmd.raw_changes(self.cwd, f"{mark}..{tip}")
+            return
+        foreign = {
+            c.path
+            for c in gitcmd.raw_changes(
+                self.cwd, tip, commits=gitcmd.not_by_gitvault(self.cwd, tip)
+            )
+        }
+        when = int(gitcmd.run_git(["log", "-1", "--format=%ct", tip, "--"], self.cwd).stdout)
+        folders = [f"{layout.NOTES}/", f"{layout.SESSIONS}/", f"{layout.TOMBSTONES}/"]
+        for entry in gitcmd.ls_tree(self.cwd, tip, folders, recursive=True):
+            if not entry.is_dir:
+                yield gitcmd.Change(
+                    when, tip, "A", entry.path, entry.oid, entry.path not in foreign
+                )
+        yield from gitcmd.raw_changes(self.cwd, tip, [layout.DIGEST])
 
     def _apply(self, conn: sqlite3.Connection, mark: str | None, tip: str, result: Updated) -> None:
-        items: dict[str, tuple[int, str, str, str]] = {}  # path → last (time, commit, op, blob)
-        digests: list[tuple[int, str, str]] = []  # (time, commit, blob) of each version
+        items: dict[str, gitcmd.Change] = {}  # path → its last change
+        digests: list[gitcmd.Change] = []  # each version
         tomb_ops: dict[str, str] = {}  # buried citation → last operation on its tombstone
-        for when, commit, op, path, blob in self._changes(mark, tip):
+        for change in self._changes(mark, tip):
+            path, op = change.path, change.status
             if path == layout.DIGEST:
                 if op in "AM":
-                    digests.append((when, commit, blob))
+                    digests.append(change)
                 continue
             buried = layout.tombstone_cite(path)
             if buried is not None:
                 tomb_ops[buried] = op
                 continue
             if layout.is_item(path):
-                items[path] = (when, commit, op, blob)
+                items[path] = change
         if mark is not None and "D" in tomb_ops.values():
             # A tombstone was taken back: its item may be searchable again. Rare: rebuild.
             raise _Rebuild("a tombstone was removed")
@@ -504,35 +565,39 @@ class Index:
             result.removed += self._bury(conn, tombs)
         reuse: dict[str, tuple[int, int | None]] = {}  # a changed item keeps its id and merge
         if not self._fresh:
-            ops = {_key_of(p): v[2] for p, v in items.items()}
+            ops = {_key_of(p): c.status for p, c in items.items()}
             old = self._docs_by_keys(conn, list(ops))
             reuse = {d.key: (d.id, d.grp) for d in old if ops[d.key] != "D"}
             result.removed += self._unindex(conn, old, keep=set(reuse))
-        wanted = [(p, v) for p, v in items.items() if v[2] != "D"]
+        wanted = [c for c in items.values() if c.status != "D"]
         merges: list[tuple[int, int, bytes]] = []  # (time, id, second parent) of new merges
         origins = origin.load(self.loc)
         for start in range(0, len(wanted), BLOB_BATCH):
             chunk = wanted[start : start + BLOB_BATCH]
-            blobs = gitcmd.cat_blobs(self.cwd, [v[3] for _, v in chunk])
-            for path, (when, _commit, _, blob) in chunk:
-                data = blobs.get(blob)
-                found = origins.of(path) if origins else None
+            blobs = gitcmd.cat_blobs(self.cwd, [c.blob for c in chunk])
+            for change in chunk:
+                data = blobs.get(change.blob)
+                found = origins.of(change.path) if origins else None
                 if found is not None and found.hidden:
                     continue  # held for review, or rejected: never searchable
                 if data is not None:
-                    result.added += self._put_item(
-                        conn, path, when, blob, data, tombs, merges, reuse
-                    )
+                    own = found is None and change.by_gitvault
+                    result.added += self._put_item(conn, change, data, own, tombs, merges, reuse)
+        self._flush(conn)
+        self._batch = None  # a digest's lines are deduplicated against those inserted before
         for start in range(0, len(digests), BLOB_BATCH):
             chunk_d = digests[start : start + BLOB_BATCH]
-            blobs = gitcmd.cat_blobs(self.cwd, [b for _, _, b in chunk_d])
-            for when, commit, blob in chunk_d:
-                data = blobs.get(blob)
-                came = origins.of(layout.DIGEST, blob) if origins else None
+            blobs = gitcmd.cat_blobs(self.cwd, [c.blob for c in chunk_d])
+            for change in chunk_d:
+                data = blobs.get(change.blob)
+                came = origins.of(layout.DIGEST, change.blob) if origins else None
                 if came is not None and came.hidden:
                     continue  # another clone's digest, held for review or rejected
                 if data is not None:
-                    result.added += self._put_digest(conn, commit, when, data, tombs)
+                    own = came is None and change.by_gitvault
+                    result.added += self._put_digest(
+                        conn, change.commit, change.time, data, own, tombs
+                    )
         if merges:
             self._group(conn, sorted(merges))
 
@@ -564,7 +629,7 @@ class Index:
                 data = blobs.get(doc.blob.hex()) if doc.blob else None
                 if data is None:
                     raise _Rebuild("a version the index holds is no longer in the repository")
-                text = _item_text(doc.kind, data)[1]
+                text = _item_text(doc.kind, data, bool(doc.own))[1]
             conn.execute(
                 "INSERT INTO words(words, rowid, title, body, files) VALUES ('delete', ?, ?, ?, ?)",
                 (doc.id, text.title, text.body, text.files),
@@ -612,38 +677,56 @@ class Index:
         merge: bool = False,
         line: str | None = None,
         reuse: tuple[int, int | None] | None = None,
+        own: bool = False,
     ) -> int:
         doc_id, grp = reuse if reuse is not None else (None, None)
-        twin = _twin(text.title) if kind == "note" and not merge else None
-        row = (doc_id, key, kind, when, text.size, blob, path, parent, int(merge), grp, line, twin)
-        insert = (
-            "INSERT INTO docs(id, key, kind, time, size, blob, path, parent, merge, grp, line, "
-            "twin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        twin = _twin(text.title, merge) if kind == "note" else None
+        batched = self._batch is not None and reuse is None and key not in self._batched
+        if batched and self._batch is not None:
+            doc_id = self._next_id
+            self._next_id += 1
+            self._batched.add(key)
+        row = (
+            *(doc_id, key, kind, when, text.size, blob, path, parent),
+            *(int(merge), grp, line, twin, int(own)),
         )
+        if batched and self._batch is not None:
+            self._batch.append((row, text))
+            if len(self._batch) >= INSERT_BATCH:
+                self._flush(conn)
+            return doc_id or 0
+        self._flush(conn)
         try:
-            cur = conn.execute(insert, row)
+            cur = conn.execute(_INSERT_DOC, row)
         except sqlite3.IntegrityError:  # the same item twice (two paths): the last one wins
             self._unindex(conn, self._docs_by_keys(conn, [key]))
-            cur = conn.execute(insert, row)
-        doc = cur.lastrowid
-        conn.execute(
-            "INSERT INTO words(rowid, title, body, files) VALUES (?, ?, ?, ?)",
-            (doc, text.title, text.body, text.files),
-        )
-        conn.execute("INSERT INTO names(rowid, name) VALUES (?, ?)", (doc, text.names))
-        return doc or 0
+            cur = conn.execute(_INSERT_DOC, row)
+        doc = cur.lastrowid or 0
+        self._next_id = max(self._next_id, doc + 1)
+        conn.execute(_INSERT_WORDS, (doc, text.title, text.body, text.files))
+        conn.execute(_INSERT_NAMES, (doc, text.names))
+        return doc
+
+    def _flush(self, conn: sqlite3.Connection) -> None:
+        """Insert what a rebuild has batched: three statements for thousands of rows."""
+        if not self._batch:
+            return
+        conn.executemany(_INSERT_DOC, [row for row, _ in self._batch])
+        conn.executemany(_INSERT_WORDS, [(r[0], t.title, t.body, t.files) for r, t in self._batch])
+        conn.executemany(_INSERT_NAMES, [(r[0], t.names) for r, t in self._batch])
+        self._batch.clear()
 
     def _put_item(
         self,
         conn: sqlite3.Connection,
-        path: str,
-        when: int,
-        blob: str,
+        change: gitcmd.Change,
         data: bytes,
+        own: bool,
         tombs: set[str],
         merges: list[tuple[int, int, bytes]],
         reuse: dict[str, tuple[int, int | None]],
     ) -> int:
+        path, when, blob = change.path, change.time, change.blob
         sha, slug = layout.note_sha(path), layout.session_slug(path)
         if sha is not None:
             key, kind = f"c:{sha}", "note"
@@ -653,7 +736,7 @@ class Index:
             return 0
         if cites_mod.is_buried(key, tombs):
             return 0
-        meta, text = _item_text(kind, data)
+        meta, text = _item_text(kind, data, own)
         moment = _timestamp(meta.get("committed" if kind == "note" else "saved_at"), when)
         listed = meta.get("parents") if kind == "note" else None
         parents = [str(p) for p in listed if _is_sha(p)] if isinstance(listed, list) else []
@@ -670,6 +753,7 @@ class Index:
             parent=first,
             merge=len(parents) > 1,
             reuse=reuse.get(key),
+            own=own,
         )
         if self._graph is not None and sha is not None:
             self._graph.add(doc, bytes.fromhex(sha), first, len(parents) > 1)
@@ -678,10 +762,16 @@ class Index:
         return 1
 
     def _put_digest(
-        self, conn: sqlite3.Connection, commit: str, when: int, data: bytes, tombs: set[str]
+        self,
+        conn: sqlite3.Connection,
+        commit: str,
+        when: int,
+        data: bytes,
+        own: bool,
+        tombs: set[str],
     ) -> int:
         """Each distinct line of a digest version, once: the first fold that wrote it."""
-        _, body = frontmatter.parse(_decoded(data))
+        _, body = frontmatter.parse(_decoded(data, own), frozenset())
         added = 0
         category = ""
         for raw in body.splitlines():
@@ -858,7 +948,9 @@ class _Query:
             body = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * ratio))
             got = 0.0
             for t in terms:
-                if doc.id in t.title:
+                # A merge's subject names a branch, not what changed: its words weigh as the
+                # body's (the summary a merge carries is in its body).
+                if doc.id in t.title and not doc.merge:
                     got += t.weight * TITLE_WEIGHT
                 elif doc.id in t.prose:
                     got += t.weight * body
@@ -869,11 +961,18 @@ class _Query:
         ranked = sorted(docs.values(), key=lambda d: (-score(d), -d.time, d.id))
         groups: dict[int, list[_Doc]] = {}
         twins: dict[int, int] = {}  # a subject's hash → the group its first copy went to
+        # One result per pull request (its merge and commits), per branch merged into several
+        # lines, and per change copied under the same subject (cherry-picks to a stable
+        # branch, a squash beside its commits). A merge's group first, so the commits it
+        # brought in follow it wherever its branch's other merges went.
+        merged = {
+            d.id: twins.setdefault(d.twin, d.id) for d in ranked if d.merge and d.twin is not None
+        }
         for doc in ranked:
-            # One result per pull request (its merge and commits) and per change copied under
-            # the same subject (cherry-picks to a stable branch, a squash beside its commits).
-            group = doc.grp if doc.grp is not None else doc.id
-            if doc.twin is not None:
+            group = merged.get(doc.id, doc.id)
+            if doc.grp is not None:
+                group = merged.get(doc.grp, doc.grp)
+            if doc.twin is not None and not doc.merge:
                 group = twins.setdefault(doc.twin, group)
             if group in groups:
                 groups[group].append(doc)
@@ -926,7 +1025,7 @@ class _Query:
             if data is None:
                 out[doc.id] = ("", "")
                 continue
-            text = _item_text(doc.kind, data)[1]
+            text = _item_text(doc.kind, data, bool(doc.own))[1]
             out[doc.id] = (text.title, (text.body + "\n" + text.files).strip())
         return out
 

@@ -34,9 +34,12 @@ _ALWAYS_TRAILER = re.compile(
 # word characters joined by . / : :: - (click.prompt, src/click/core.py, a::b, well-known), or a
 # word with an underscore (test_path_is_file, _bashcomplete). Case is kept; the index folds it.
 _NAME = re.compile(r"--?[A-Za-z0-9][\w-]*|\w+(?:(?:::|[./:-])\w+)+|\w*_\w+")
-_JOINTS = frozenset("._/:-")
 # What separates the tokens a name can be: space, and punctuation no name holds.
-_SEPARATORS = re.compile(r"[\s,;()\[\]{}\"'`<>|=*!?]+")
+_SEPARATOR_CHARS = r"\s,;()\[\]{}\"'`<>|=*!?"
+_SEPARATORS = re.compile(f"[{_SEPARATOR_CHARS}]+")
+# A whole token (between separators) holding a joint (. _ / : -): a plain word never is a name,
+# so the words of a text are skipped without a Python step each.
+_JOINED = re.compile(f"[^{_SEPARATOR_CHARS}._/:-]*[._/:-][^{_SEPARATOR_CHARS}]*")
 _EDGE = re.compile(r"^[\W_]+|[\W_]+$")
 _WORD = re.compile(r"[^\W_]+")
 NAME_TOKEN_CHARS = "._/:-"  # what the names index keeps inside a token (with letters, digits, _)
@@ -110,10 +113,8 @@ def names_in(text: str) -> list[str]:
     a dotted name also by its tails (src/click/core.py → click/core.py, core.py;
     click.core.Context → core.Context, Context is a word already)."""
     out: dict[str, None] = {}
-    for token in _SEPARATORS.split(text):
-        if _JOINTS.isdisjoint(token):
-            continue  # a plain word (most of them): the words index has it
-        name = _as_name(token)
+    for match in _JOINED.finditer(text):
+        name = _as_name(match.group())
         if not name:
             continue
         out[name] = None
@@ -129,8 +130,9 @@ def names_in(text: str) -> list[str]:
 
 
 def name_tokens(names: list[str]) -> str:
-    """Names as the names index stores them: one token each, separated by spaces."""
-    return " ".join(n for n in names if not any(c.isspace() for c in n))
+    """Names (as names_in gives them: never holding a space) as the names index stores them:
+    one token each, separated by spaces."""
+    return " ".join(names)
 
 
 class QueryTerm:

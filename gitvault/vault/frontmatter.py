@@ -74,6 +74,9 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a front matter value")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one, not one per value
+
+
 def parse(text: str, keys: frozenset[str] | None = None) -> tuple[dict[str, Any], str]:
     """(meta, body). Text without front matter gives ({}, text). Only `\\n` ends a line; a key
     that appears twice is ignored after its first occurrence (a forged repeat cannot win).
@@ -82,19 +85,23 @@ def parse(text: str, keys: frozenset[str] | None = None) -> tuple[dict[str, Any]
         text = text[1:]
     if not text.startswith(FENCE + "\n") and not text.startswith(FENCE + "\r\n"):
         return {}, text
-    lines = text.split("\n")
     meta: dict[str, Any] = {}
-    for index in range(1, len(lines)):
-        line = lines[index].rstrip("\r")
+    start = text.index("\n") + 1
+    while True:  # line by line, never splitting the body
+        end = text.find("\n", start)
+        line = (text[start:] if end < 0 else text[start:end]).rstrip("\r")
         if line == FENCE:
-            return meta, "\n".join(lines[index + 1 :])
+            return meta, "" if end < 0 else text[end + 1 :]
+        if end < 0:
+            break
+        start = end + 1
         key, sep, raw = line.partition(":")
         key = key.strip()
         if not sep or not key or key in meta or (keys is not None and key not in keys):
             continue
         raw = raw.strip()
         try:
-            meta[key] = json.loads(raw, parse_constant=_no_constant)
+            meta[key] = _DECODER.decode(raw)
         except ValueError:
             meta[key] = raw.strip("'\"")
     return {}, text  # unterminated: treat as body

@@ -190,38 +190,47 @@ class Change(NamedTuple):
     status: str  # A, M or D (T: a type change; renames are split into D and A)
     path: str
     blob: str  # the new blob (zeros for a deletion)
+    by_gitvault: bool = False  # the commit is gitvault's (its committer) and merges nothing:
+    # no hand-made commit, no sync merge (what a remote brought is on origin's record)
 
 
-def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
+def raw_changes(
+    cwd: Path, rng: str, paths: Sequence[str] = (), *, commits: Sequence[str] | None = None
+) -> Iterator[Change]:
     """Every file change in a revision range along its first-parent line, oldest first; a
     merge shows what it brought in against its first parent. Only what entered this line
     counts: never a merged parent's own history, which may hold what sync quarantined or kept
-    out of the merge's tree (the search and path indexes read the vault this way)."""
+    out of the merge's tree (the search and path indexes read the vault this way). paths:
+    only changes to these; commits: only these commits' own changes (rng is then ignored)."""
+    if commits is not None and not commits:
+        return
+    walk = ["--no-walk=unsorted", "--stdin"] if commits else ["--reverse", "--topo-order", rng]
     proc = run_git(
         [
             "-c",
             "core.quotePath=false",
             "log",
-            "--reverse",
-            "--topo-order",
             "--first-parent",
             "--diff-merges=first-parent",
             "--raw",
             "-z",
             "--no-abbrev",
             "--no-renames",
-            "--format=%x01%H%x00%ct",
-            rng,
+            "--format=%x01%H%x00%ct%x00%ce%x00%P",
+            *walk,
             "--",
+            *paths,
         ],
         cwd,
+        input=("\n".join(commits) + "\n").encode() if commits else None,
     )
     for record in proc.stdout.split(b"\x01"):
         tokens = record.split(b"\0")
-        if len(tokens) < 2 or not tokens[1].strip().isdigit():
+        if len(tokens) < 4 or not tokens[1].strip().isdigit():
             continue
         commit, when = tokens[0].decode(), int(tokens[1].strip())
-        index = 2
+        own = tokens[2] == VAULT_EMAIL.encode() and b" " not in tokens[3].split(b"\n")[0].strip()
+        index = 4
         while index + 1 < len(tokens):
             head = tokens[index].lstrip(b"\n")
             if not head.startswith(b":"):
@@ -231,7 +240,7 @@ def raw_changes(cwd: Path, rng: str) -> Iterator[Change]:
             path = tokens[index + 1].decode("utf-8", "replace")
             index += 2
             if len(parts) >= 5:
-                yield Change(when, commit, parts[4][:1].decode(), path, parts[3].decode())
+                yield Change(when, commit, parts[4][:1].decode(), path, parts[3].decode(), own)
 
 
 def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
@@ -246,6 +255,19 @@ class TreeEntry(NamedTuple):
     path: str
     oid: str
     is_dir: bool
+
+
+def not_by_gitvault(cwd: Path, rev: str) -> list[str]:
+    """The commits of a revision's first-parent line that gitvault did not make alone: made
+    by someone else (a hand-made commit) or merging another line in (a sync)."""
+    proc = run_git(["log", "--first-parent", "--format=%H %ce %P", rev, "--"], cwd)
+    mine = f" {VAULT_EMAIL} "
+    out = []
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        sha, sep, rest = line.partition(mine)
+        if not sep or " " in rest.strip():
+            out.append(line.split(" ", 1)[0])
+    return out
 
 
 def ls_tree(

@@ -11,9 +11,9 @@ import pytest
 
 from gitvault.memory import search
 from gitvault.resolve import resolve
-from gitvault.vault import statedir
+from gitvault.vault import layout, statedir
 from tests.support.memory import cli_in, cli_sub, session_text
-from tests.support.repos import Repo
+from tests.support.repos import Repo, git
 
 
 def _index(repo: Repo) -> search.Index:
@@ -316,3 +316,102 @@ def test_a_word_porter_stems_apart_from_its_inflection_still_matches(repo: Repo)
         assert data["results"][0]["partial"] is False, words
     said = repo.commit("Then we added the docs", {"b.txt": "y\n"})
     assert f"c:{said[:7]}" in _ids(cli_in(repo, "search", "add", "--json"))
+
+
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def _own_flags(index: search.Index) -> dict[str, int]:
+    with sqlite3.connect(index.path) as conn:
+        return dict(conn.execute("SELECT key, own FROM docs WHERE kind != 'digest'").fetchall())
+
+
+def _holds_secret(index: search.Index) -> bool:
+    """Whether the token can be found in the index or is shown by it."""
+    for query in (SECRET, SECRET[4:], "quokka token"):
+        for hit in index.search(query, limit=20).hits:
+            if query != "quokka token" or SECRET in hit.title + hit.snippet:
+                return True
+    return False
+
+
+def test_a_file_another_clone_sent_is_redacted_before_it_is_indexed(tmp_path: Path) -> None:
+    """What this clone's gitvault wrote was redacted as it was written and is not scanned a
+    second time (the index builds in a fraction of the time); what a remote brought is,
+    whatever commit it came in (a sync's merge or a fast-forward onto its own commits)."""
+    from gitvault.vault.store import Vault
+    from tests.support.remotes import bare_remote, clone, seed
+
+    remote = bare_remote(tmp_path / "remote.git")
+    seed(remote, tmp_path / "seed")
+    a = clone(remote, tmp_path / "a")
+    mine = a.commit("feat: the quokka parser")
+    assert a.gv("sync").code == 0
+    b = clone(remote, tmp_path / "b")
+    # The teammate's clone runs an older gitvault that redacted nothing: its gitvault commits a
+    # session holding a token (the same committer, the same layout as this clone's own).
+    saved = cli_in(b, "save", "--json", stdin=session_text("Quokka token", summary="PLACEHOLDER"))
+    assert saved.code == 0, saved
+    slug = saved.json("save")["slug"]
+    vault = Vault(resolve(b.path))
+    page = layout.session_path(slug)
+    vault.commit({page: (vault.read_text(page) or "").replace("PLACEHOLDER", SECRET).encode()}, "x")
+    assert b.gv("sync").code == 0
+    assert a.gv("sync").code == 0  # a fast-forward: b's own commit is now on a's line
+    index = _index(a)
+    assert index.update().rebuilt
+    assert not _holds_secret(index)
+    flags = _own_flags(index)
+    assert flags[f"c:{mine}"] == 1  # this clone's note: not scanned again
+    assert flags[f"s:{slug}"] == 0
+    hit = index.search("quokka token").hits[0]
+    assert hit.cite == f"s:{slug}" and "[REDACTED" in hit.snippet
+
+
+def test_a_hand_made_vault_commit_is_redacted_before_it_is_indexed(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A person committing on the vault branch from a worktree is not gitvault: what that
+    commit wrote is scanned (caught up incrementally and rebuilt alike)."""
+    repo.commit("feat: the quokka parser")
+    index = _index(repo)
+    index.update()
+    worktree = tmp_path / "v"
+    repo.git("worktree", "add", "-q", str(worktree), "vault")
+    page = worktree / "sessions" / "2026-01-02-quokka-token.md"
+    page.parent.mkdir(exist_ok=True)
+    page.write_text(session_text("Quokka", summary=SECRET))
+    git(worktree, "add", "sessions")
+    git(worktree, "commit", "-q", "-m", "my notes")
+    assert not index.update().rebuilt  # caught up
+    assert not _holds_secret(index) and _own_flags(index)["s:2026-01-02-quokka-token"] == 0
+    index.path.unlink()
+    assert index.update().rebuilt
+    assert not _holds_secret(index) and _own_flags(index)["s:2026-01-02-quokka-token"] == 0
+
+
+def test_one_branch_merged_into_two_lines_is_one_result(repo: Repo) -> None:
+    main = repo.git("rev-parse", "--abbrev-ref", "HEAD")
+    repo.git("branch", "maint")
+    repo.git("checkout", "-q", "-b", "sparse-walker")
+    topic = repo.commit("Teach the walker about sparse checkouts")
+    for line in ("maint", main):
+        repo.git("checkout", "-q", line)
+        repo.commit(f"Unrelated work on {line}")
+        repo.run("merge", "-q", "--no-ff", "--no-edit", "sparse-walker")
+    results = cli_in(repo, "search", "sparse", "walker", "--json").json("search")["results"]
+    assert len(results) == 1, results
+    cites = {results[0]["id"], *(r["id"] for r in results[0]["related"])}
+    assert f"c:{topic[:7]}" in cites and len(cites) == 3, results
+
+
+def test_a_merge_subject_names_a_branch_not_what_changed(repo: Repo) -> None:
+    # The branch's name holds the query's words; what it brought in does not.
+    main = repo.git("rev-parse", "--abbrev-ref", "HEAD")
+    said = repo.commit("Cache the parser tables")
+    repo.git("checkout", "-q", "-b", "parser-cache")
+    repo.commit("Speed up startup")
+    repo.git("checkout", "-q", main)
+    repo.commit("Unrelated work")
+    repo.run("merge", "-q", "--no-ff", "--no-edit", "parser-cache")
+    assert _ids(cli_in(repo, "search", "parser", "cache", "--json"))[0] == f"c:{said[:7]}"

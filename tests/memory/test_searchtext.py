@@ -3,6 +3,9 @@ query asks for): names kept whole with their tails, trailers dropped, question w
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from gitvault.memory import searchtext
 
 
@@ -81,3 +84,25 @@ def test_word_forms_cover_porters_doubled_consonant() -> None:
     assert word_forms("add") == ["add", "added"]
     assert word_forms("passed") == ["passed"]  # s, l and z stay doubled: one stem already
     assert word_forms("parser") == ["parser"]
+
+
+_CHARS = list("ab1_.-/: ,;()[]\"'`<>|=*!?\n\t\u00e9\u2003")  # joints, separators, words
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(_CHARS), max_size=60))
+def test_names_are_found_in_the_tokens_a_text_splits_into(text: str) -> None:
+    """The names a text holds are those of its separator-delimited tokens that hold a joint
+    (the index finds them with one regular expression; this is the plain definition)."""
+    tokens = [t for t in searchtext._SEPARATORS.split(text) if set(t) & set("._/:-")]
+    expected: dict[str, None] = {}
+    for token in tokens:
+        assert searchtext._JOINED.fullmatch(token)
+        name = searchtext._as_name(token)
+        if name:
+            expected[name] = None
+    whole = [n for n in searchtext.names_in(text) if n in expected]
+    assert whole == list(expected)
+    # and nothing else: every other name is a tail of one of them
+    for extra in set(searchtext.names_in(text)) - set(expected):
+        assert any(n.endswith(("/" + extra, "." + extra)) for n in expected), extra
