@@ -16,8 +16,9 @@ it, cited `digest:<fold commit>`). Two indexes, both holding postings only (the 
 git, so the index is small): words (Porter-stemmed, title and body apart) and names (identifiers
 and paths whole). Forgotten items (tombstones) are removed and never indexed again, with every
 digest line citing one of them (past versions too). Nothing indexed or shown holds a secret:
-what this clone's gitvault wrote was redacted as it was written; anything else (what a remote
-brought, on origin's record; what a hand-made vault commit wrote) is redacted again here. A
+in a vault that never took anything from a remote (origin.solo), what gitvault wrote was
+redacted as it was written; everything else (all of a vault that ever took a remote's, whose
+committer a remote can forge; what a hand-made vault commit wrote) is redacted again here. A
 rebuild reads the tip's tree, and the history only for the digest's versions and for the
 commits gitvault did not make alone.
 
@@ -572,6 +573,7 @@ class Index:
         wanted = [c for c in items.values() if c.status != "D"]
         merges: list[tuple[int, int, bytes]] = []  # (time, id, second parent) of new merges
         origins = origin.load(self.loc)
+        trusted = origin.solo(self.loc)  # else nothing is taken for this clone's own writing
         for start in range(0, len(wanted), BLOB_BATCH):
             chunk = wanted[start : start + BLOB_BATCH]
             blobs = gitcmd.cat_blobs(self.cwd, [c.blob for c in chunk])
@@ -581,7 +583,7 @@ class Index:
                 if found is not None and found.hidden:
                     continue  # held for review, or rejected: never searchable
                 if data is not None:
-                    own = found is None and change.by_gitvault
+                    own = trusted and found is None and change.by_gitvault
                     result.added += self._put_item(conn, change, data, own, tombs, merges, reuse)
         self._flush(conn)
         self._batch = None  # a digest's lines are deduplicated against those inserted before
@@ -594,7 +596,7 @@ class Index:
                 if came is not None and came.hidden:
                     continue  # another clone's digest, held for review or rejected
                 if data is not None:
-                    own = came is None and change.by_gitvault
+                    own = trusted and came is None and change.by_gitvault
                     result.added += self._put_digest(
                         conn, change.commit, change.time, data, own, tombs
                     )

@@ -194,6 +194,35 @@ def load(loc: Location) -> Origins:
     return Origins(statedir.ORIGINS_FILE.read(loc))
 
 
+def solo(loc: Location) -> bool:
+    """Whether this clone's vault can hold nothing another clone wrote: no remote vault was
+    ever fetched (sync's tracking refs, a remote-tracking branch of the vault's name that
+    `git clone` or `git checkout vault` brings), adopted or set as the vault branch's upstream,
+    and the record of what came from where is empty. Only then may a reader take a commit
+    gitvault's committer made for this clone's own (the committer is forgeable, and the record
+    can be lost or unreadable): a check for what it costs to trust, failing towards distrust."""
+    path = statedir.ORIGINS_FILE.path(loc)
+    if path.exists() or path.is_symlink():
+        recorded = statedir.ORIGINS_FILE.read(loc)
+        if recorded is None or Origins(recorded).files or Origins(recorded).digest_lines:
+            return False
+    cwd = loc.common_dir
+    branch = gitcmd.vault_branch(cwd)
+    if gitcmd.config_get(cwd, layout.ADOPTED_KEY) or gitcmd.config_get(
+        cwd, f"branch.{branch}.remote"
+    ):
+        return False
+    refs = gitcmd.run_git(
+        ["for-each-ref", "--format=%(refname)", layout.TRACKING_PREFIX, "refs/remotes/"],
+        cwd,
+        check=False,
+    ).stdout.decode("utf-8", "replace")
+    for ref in refs.splitlines():
+        if ref.startswith(layout.TRACKING_PREFIX) or ref.endswith("/" + branch):
+            return False
+    return True
+
+
 class Incoming(NamedTuple):
     """One file sync takes from a remote."""
 

@@ -192,9 +192,10 @@ def replace_text(loc: Location, needle: bytes, replacement: bytes) -> list[str]:
 class JsonFile:
     """One versioned JSON object in the state folder."""
 
-    def __init__(self, name: str, version: int = 1) -> None:
+    def __init__(self, name: str, version: int = 1, limit: int | None = None) -> None:
         self.name = name
         self.version = version
+        self.limit = JSON_LIMIT if limit is None else limit
 
     def path(self, loc: Location) -> Path:
         return loc.state_dir / self.name
@@ -205,7 +206,7 @@ class JsonFile:
 
     def read(self, loc: Location) -> dict[str, Any] | None:
         """The object, or None when it is missing, unreadable or of an unknown format."""
-        data = load_json_object(self.path(loc), JSON_LIMIT)
+        data = load_json_object(self.path(loc), self.limit)
         if data is None:
             return None
         found = self._format(data)
@@ -216,7 +217,7 @@ class JsonFile:
 
     def newer(self, loc: Location) -> bool:
         """Whether the file on disk is of a format this gitvault does not know."""
-        data = load_json_object(self.path(loc), JSON_LIMIT)
+        data = load_json_object(self.path(loc), self.limit)
         if data is None:
             return False
         found = self._format(data)
@@ -237,7 +238,8 @@ FOLD_BUDGET_FILE = JsonFile(FOLD_BUDGET)
 VERIFY_FILE = JsonFile(VERIFY)
 SYNC_STATE_FILE = JsonFile(SYNC_STATE)
 WALK_FILE = JsonFile(WALK)
-ORIGINS_FILE = JsonFile(ORIGINS)
+# One entry per file taken from a remote (~300 bytes): a team vault of 100k items is ~30 MB.
+ORIGINS_FILE = JsonFile(ORIGINS, limit=256 * 1024 * 1024)
 HANDOVERS_FILE = JsonFile(HANDOVERS)
 
 

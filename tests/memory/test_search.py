@@ -3,6 +3,7 @@ in the common git dir and caught up incrementally from the vault; honest about n
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -335,10 +336,14 @@ def _holds_secret(index: search.Index) -> bool:
     return False
 
 
-def test_a_file_another_clone_sent_is_redacted_before_it_is_indexed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("record", ["kept", "deleted", "corrupt", "planted fifo"])
+def test_a_file_another_clone_sent_is_redacted_before_it_is_indexed(
+    tmp_path: Path, record: str
+) -> None:
     """What this clone's gitvault wrote was redacted as it was written and is not scanned a
     second time (the index builds in a fraction of the time); what a remote brought is,
-    whatever commit it came in (a sync's merge or a fast-forward onto its own commits)."""
+    whatever commit it came in (a sync's merge or a fast-forward onto its own commits) —
+    and when the record of what came from where is lost or unreadable, everything is."""
     from gitvault.vault.store import Vault
     from tests.support.remotes import bare_remote, clone, seed
 
@@ -358,14 +363,41 @@ def test_a_file_another_clone_sent_is_redacted_before_it_is_indexed(tmp_path: Pa
     vault.commit({page: (vault.read_text(page) or "").replace("PLACEHOLDER", SECRET).encode()}, "x")
     assert b.gv("sync").code == 0
     assert a.gv("sync").code == 0  # a fast-forward: b's own commit is now on a's line
+    origins = statedir.ORIGINS_FILE.path(resolve(a.path))
+    assert origins.is_file()
+    if record == "deleted":
+        origins.unlink()
+    elif record == "corrupt":
+        origins.write_text("{not json")
+    elif record == "planted fifo":
+        origins.unlink()
+        os.mkfifo(origins)
     index = _index(a)
     assert index.update().rebuilt
     assert not _holds_secret(index)
     flags = _own_flags(index)
-    assert flags[f"c:{mine}"] == 1  # this clone's note: not scanned again
+    # A clone that ever took a remote's vault trusts none of it to be its own writing (the
+    # committer is forgeable; the record can be lost): all of it is scanned.
+    assert flags[f"c:{mine}"] == 0
     assert flags[f"s:{slug}"] == 0
     hit = index.search("quokka token").hits[0]
     assert hit.cite == f"s:{slug}" and "[REDACTED" in hit.snippet
+
+
+def test_only_a_clone_that_never_took_a_remote_vault_skips_scanning_its_own_notes(
+    repo: Repo,
+) -> None:
+    """The second scan is skipped only for a vault that can hold nothing another clone wrote;
+    a remote-tracking branch of the vault's name (what `git clone`, then `git checkout vault`
+    leaves) is enough to scan everything again."""
+    sha = repo.commit("feat: the quokka parser")
+    index = _index(repo)
+    index.update()
+    assert _own_flags(index)[f"c:{sha}"] == 1
+    repo.git("update-ref", "refs/remotes/teammate/vault", "vault")
+    index.path.unlink()
+    assert index.update().rebuilt
+    assert _own_flags(index)[f"c:{sha}"] == 0
 
 
 def test_a_hand_made_vault_commit_is_redacted_before_it_is_indexed(
