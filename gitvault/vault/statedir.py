@@ -81,6 +81,9 @@ QUIET_BEAT_SUFFIX = ".seen"
 # The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
 # the offer is (gitvault.memory.handovers says why it is never a vault commit).
 HANDOVERS = "handovers.json"
+# The pages `gitvault view` wrote (absolute paths, outside the repository): each holds vault
+# text, so forget and redact write them again from the vault as it is now.
+VIEW_PAGES = "view-pages.json"
 
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
@@ -239,6 +242,7 @@ SYNC_STATE_FILE = JsonFile(SYNC_STATE)
 WALK_FILE = JsonFile(WALK)
 ORIGINS_FILE = JsonFile(ORIGINS)
 HANDOVERS_FILE = JsonFile(HANDOVERS)
+VIEW_PAGES_FILE = JsonFile(VIEW_PAGES)
 
 
 def _int(value: object) -> int:
