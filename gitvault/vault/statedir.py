@@ -103,6 +103,37 @@ SYNC_QUARANTINE = "quarantine"  # what sync refused: one JSON record per sync (s
 # (vault/origin): written by sync only, so a remote cannot make its files look local.
 ORIGINS = "origins.json"
 
+# Every name above by what stands there, a file or a folder: what the tests plant FIFOs, links
+# and folders at (tests/commands/test_planted_state_files.py fails for a name in neither).
+FILES = (
+    SPOOL,
+    PENDING,
+    DRAIN_PID,
+    DRAIN_LOCK,
+    WALK,
+    SET_ASIDE,
+    SET_ASIDE_LOCK,
+    LAUNCHER,
+    LOG,
+    LOG_ROTATED,
+    FOLD_STATE,
+    FOLD_BUDGET,
+    FOLD_LEASE,
+    FOLD_LOG,
+    VERIFY,
+    SEARCH_INDEX,
+    SEARCH_LOCK,
+    PATH_INDEX,
+    PATH_INDEX_LOCK,
+    KNOWN_PATHS,
+    HANDOVERS,
+    VIEW_PAGES,
+    SYNC_STATE,
+    SYNC_LOCK,
+    ORIGINS,
+)
+FOLDERS = (SPOOL_WORK, CHAINED_HOOKS, LEDGER, SHOWN_PATHS, QUIET, SYNC_INCOMING, SYNC_QUARANTINE)
+
 # What the shims' templates say instead of a name (`@SPOOL@` …), filled in at install.
 SHIM_NAMES = {
     "STATE_DIR": STATE_DIRNAME,
