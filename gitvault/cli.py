@@ -65,6 +65,7 @@ from gitvault.commands import (  # noqa: E402
     verify_cmds,
     view_cmds,
 )
+from gitvault.vault.files import NotRegular  # noqa: E402
 
 app = typer.Typer(
     name="gitvault",
@@ -140,6 +141,17 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return errors.OK
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a message + log
+        if isinstance(exc, NotRegular):
+            # Something not gitvault's stands where it keeps a file (a folder, a link, a FIFO):
+            # not a bug, and the message says what it is.
+            return _expected(
+                errors.GitvaultError(
+                    str(exc.strerror or exc),
+                    hint="gitvault's files in .git/gitvault are regular files; move what stands "
+                    "there away (gitvault never removes a folder)",
+                ),
+                argv,
+            )
         if isinstance(exc, OSError) and exc.errno in _UNWRITABLE:
             # Not a bug: a read-only or full filesystem, or permissions (any command, any path).
             where = f" {exc.filename}" if exc.filename else ""

@@ -158,7 +158,13 @@ class Memory:
         vault = Vault(self.loc)
         vault.check_format()
         shown = history.show(vault, str(args["id"]))
-        return f"{shown.path}\n\n{shown.text}"
+        if shown.held:
+            return (
+                f"(error: {shown.path} came from another clone and is held for review here; "
+                "it reaches no agent until a person accepts it with `gitvault review`)"
+            )
+        mark = f"{shown.origin}: {history.FOREIGN}\n" if shown.origin else ""
+        return f"{shown.path}\n{mark}\n{shown.text}"
 
     def tool_file_memory(self, args: dict[str, Any]) -> str:
         from gitvault.pathrecall.block import edit_block

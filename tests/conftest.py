@@ -102,14 +102,18 @@ def repo(request: pytest.FixtureRequest, repo_factory: Callable[..., Repo]) -> R
 
     A module or a test asks for another shape with a marker instead of redefining the fixture:
     ``pytest.mark.repo(claude=True)`` installs the Claude Code wiring as a user has it, any
-    other make_repo option works the same way, and ``config={"capture": {...}}`` writes those
-    vault.toml settings after install."""
+    other make_repo option works the same way, ``config={"capture": {...}}`` writes those
+    vault.toml settings after install, and ``git_config={"gitvault.x.y": "v"}`` this clone's
+    (where the settings that spend money or run code live)."""
     marker = request.node.get_closest_marker("repo")
     options = dict(marker.kwargs) if marker is not None else {}
     config: dict[str, dict[str, object]] = options.pop("config", {})
+    local: dict[str, str] = options.pop("git_config", {})
     made = repo_factory("repo", **options)
     for section, values in config.items():
         set_config(made, section, **values)
+    for key, value in local.items():
+        made.git("config", key, value)
     return made
 
 

@@ -275,12 +275,30 @@ def unsafe_target(
     for git_dir in git_dirs:
         if real == git_dir or git_dir in real.parents:
             return "it resolves into the repository's git folder"
+    other = _other_repository(base, real)
+    if other is not None:
+        return (
+            f"{other} is another repository (a submodule, a nested clone or a worktree): "
+            "its files are not this project's"
+        )
     if real != base / name:
         why = _unsafe_name(real.relative_to(base).as_posix(), instruction_only, _names())
         if why is not None:
             return f"it is a link to {real.relative_to(base)}, and {why}"
     if real.exists() and not real.is_file():
         return "it is not a regular file"
+    return None
+
+
+def _other_repository(base: Path, real: Path) -> str | None:
+    """The folder between the worktree's top (`base`) and the file at `real` that holds a
+    `.git` of its own (a submodule, a nested clone, a linked worktree placed inside this one),
+    relative to the top; None when the file is this worktree's."""
+    here = base
+    for part in real.relative_to(base).parts[:-1]:
+        here = here / part
+        if os.path.lexists(here / ".git"):
+            return here.relative_to(base).as_posix()
     return None
 
 

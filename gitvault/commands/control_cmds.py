@@ -12,6 +12,7 @@ from gitvault.errors import GitvaultError, Refused
 from gitvault.memory import forget as forget_mod
 from gitvault.memory import pins as pins_mod
 from gitvault.pathrecall import index as index_mod
+from gitvault.status import view as view_mod
 from gitvault.vault.layout import PINS
 
 
@@ -100,6 +101,7 @@ def forget_cmd(
     if done.commit is not None:
         index_mod.update_quietly(loc)  # the forgotten item leaves the per-path index now
     agentfiles.after_history_change(loc)
+    pages = view_mod.refresh_pages(loc)
     if json_out:
         emit_json(
             "forget",
@@ -109,6 +111,7 @@ def forget_cmd(
                 "commit": done.commit,
                 "already": done.commit is None,
                 "digest_lines": done.digest_lines,
+                "view_pages": _pages_json(pages),
             },
         )
         return
@@ -121,6 +124,22 @@ def forget_cmd(
             f"  {done.digest_lines} digest line(s) citing it dropped; the next fold re-reads "
             "the other items they cited"
         )
+    for line in _pages_said(pages):
+        out.print(f"  {line}", markup=False)
+
+
+def _pages_json(pages: list[tuple[str, str | None]]) -> list[dict[str, str | None]]:
+    return [{"path": path, "error": why} for path, why in pages]
+
+
+def _pages_said(pages: list[tuple[str, str | None]]) -> list[str]:
+    """What forget and redact say about the `gitvault view` pages they wrote again."""
+    return [
+        f"wrote the view page {path} again"
+        if why is None
+        else f"could not write the view page {path} again ({why}): delete it, it holds the old text"
+        for path, why in pages
+    ]
 
 
 def redact(
@@ -178,6 +197,7 @@ def redact(
     index_mod.update_quietly(loc)
     # The agent files' sections and verify.json quote the digest: taken again from the new one.
     agentfiles.after_history_change(loc)
+    pages = view_mod.refresh_pages(loc)  # `gitvault view` pages quote the vault too
     plan = done.plan
     shared, private = done.shared, done.private
     if json_out:
@@ -204,6 +224,7 @@ def redact(
                 "dropped_refs": done.copies.dropped,
                 "kept_refs": done.copies.kept,
                 "state_files": done.state_files,
+                "view_pages": _pages_json(pages),
             },
         )
         return
@@ -230,6 +251,7 @@ def redact(
     ]
     if done.state_files:
         lines.append(f"replaced the text in state files: {', '.join(done.state_files[:8])}")
+    lines += _pages_said(pages)
     lines.append(
         "here: `gitvault gc --yes` deletes the old history (the record keeps sync refusing it)"
     )

@@ -73,9 +73,13 @@ def show(
                 "at": shown.at,
                 "meta": shown.meta,
                 "text": shown.text,
+                "origin": shown.origin,
+                "held": shown.held,
             },
         )
         return
     where = f" (at vault commit {shown.at[:7]})" if shown.at else ""
     out.print(f"{shown.path}{where}", markup=False, style="bold")
+    if shown.origin:
+        out.print(f"{shown.origin}: {history.FOREIGN}", markup=False)
     out.print(shown.text, markup=False)

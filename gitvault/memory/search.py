@@ -146,6 +146,9 @@ class Hit(NamedTuple):
     path: str
     matched: tuple[str, ...]  # the query's terms this result holds: why it is here
     related: tuple[Related, ...]  # the same pull request's merge or commits, folded in
+    # origin.label of a result that came from another clone ("" for this clone's own): a
+    # teammate's text, shown as such to whoever reads the answer (a person, an agent).
+    origin: str = ""
 
     @property
     def date(self) -> str:
@@ -164,6 +167,7 @@ class Hit(NamedTuple):
             "path": self.path,
             "matched": list(self.matched),
             "related": [r.as_json() for r in self.related],
+            "origin": self.origin,
         }
 
 
@@ -982,6 +986,7 @@ class _Query:
                 groups[group] = [doc]
         texts = self._texts([d for members in groups.values() for d in members])
         snippets = _snippets(texts, [t for t in self.asked if not t.is_name])
+        origins = origin.load(self.index.loc)
         hits = []
         for members in groups.values():
             # The merge names the whole pull request (its message sums the topic up): it
@@ -1007,6 +1012,7 @@ class _Query:
                     path=_doc_path(head),
                     matched=holds,
                     related=related,
+                    origin=_origin_label(origins, head),
                 )
             )
         fewest = min((len(h.matched) for h in hits), default=len(terms))
@@ -1070,6 +1076,17 @@ def _path_of(key: str, moment: int) -> str:
     return layout.session_path(key[2:])
 
 
+def _origin_label(origins: origin.Origins, doc: _Doc) -> str:
+    """The mark of a document from another clone ("" for this clone's own): a note or a
+    session by its path, a digest line by the items it rests on (as recall marks it)."""
+    if not origins:
+        return ""
+    if doc.line is not None:
+        line = doc.line.split(_US)[2]
+        return origin.label(origins.of_line(line, cites_mod.cites_in(line)))
+    return origin.label(origins.of(_doc_path(doc)))
+
+
 def _doc_path(doc: _Doc) -> str:
     if doc.path is not None:
         return doc.path
@@ -1123,6 +1140,8 @@ def render(answer: Answer, max_chars: int = AGENT_MAX_CHARS) -> str:
     lines = [f"{len(answer.hits)} result(s) for {terms!r} (best first; `gitvault show ID`):"]
     for shown, hit in enumerate(answer.hits):
         entry = f"{hit.cite}  {hit.date}  {hit.kind}  {hit.title}"
+        if hit.origin:
+            entry += f"  {hit.origin}"
         if hit.snippet != hit.title:
             entry += f"\n    {hit.snippet}"
         if hit.partial:

@@ -32,7 +32,9 @@ import os
 import stat
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from gitvault.notes import quarantine, render, walk
@@ -256,8 +258,10 @@ class Drainer:
         if fresh:
             self.process([Entry(m.kind, m.sha, m.branch, m.worktree, m.git_dir) for m in fresh])
         advanced = position != statedir.walk_state(self.loc)
-        statedir.write_walk_state(self.loc, position)
-        return bool(made) and advanced
+        kept = statedir.write_walk_state(self.loc, position)
+        # Unrecorded (walk.json is not a file it can write), the walk starts over each time
+        # and finds the same commits: only new notes are progress then, or it never ends.
+        return bool(made) and (bool(fresh) or (advanced and kept))
 
     def _noted(self, sha: str) -> bool:
         """Whether sha has a note (or is gone: nothing to note)."""
@@ -298,10 +302,15 @@ class Drainer:
         late = [e for path in files for e in self._read(path, offsets, final=True)]
         if late:
             keep = self.process(keep + late)
-        if keep:
-            atomic_write(pending_path, ("\n".join(e.line() for e in keep) + "\n").encode())
-        else:
-            pending_path.unlink(missing_ok=True)
+        try:
+            if keep:
+                atomic_write(pending_path, ("\n".join(e.line() for e in keep) + "\n").encode())
+            else:
+                pending_path.unlink(missing_ok=True)
+        except OSError as exc:
+            # Not a file it can write (a folder): the walk notes a rebase's commits once it
+            # ended, from the HEAD log it leaves alone while the rebase runs.
+            log_failure(self.state, f"drain: cannot keep {PENDING} ({exc}); left to the walk")
         for path in files:
             path.unlink(missing_ok=True)
         return bool(files)
@@ -314,8 +323,11 @@ class Drainer:
         except FileNotFoundError:
             return []
         except OSError as exc:
-            log_failure(self.state, f"drain: cannot read {path.name} ({exc}); removed it")
-            path.unlink(missing_ok=True)
+            try:
+                path.unlink(missing_ok=True)
+                log_failure(self.state, f"drain: cannot read {path.name} ({exc}); removed it")
+            except OSError:  # a folder: left for the person to move (status shows the log)
+                log_failure(self.state, f"drain: cannot read {path.name} ({exc})")
             return []
         if not final:
             data = data[: data.rfind(b"\n") + 1]
@@ -385,7 +397,7 @@ def _drain(
             if not got:
                 return written
             pid_path = state / DRAIN_PID
-            atomic_write(pid_path, str(os.getpid()).encode())
+            _hint(state, partial(atomic_write, pid_path, str(os.getpid()).encode()))
             try:
                 drainer = Drainer(loc)
                 try:
@@ -395,11 +407,20 @@ def _drain(
                     merged += [d for d in drainer.merged if d not in merged]
                 written += drainer.written
             finally:
-                pid_path.unlink(missing_ok=True)
+                _hint(state, partial(pid_path.unlink, missing_ok=True))
         # A hook that saw our pid file did not start a drainer: re-check after unlocking (the
         # pid file is gone by now, so a later hook starts a drainer of its own).
         if not _spool_waiting(state):
             return written
+
+
+def _hint(state: Path, write: Callable[[], None]) -> None:
+    """Write or remove the pid file: only a hint for the shims (they start a drainer of their
+    own without it), so one that cannot be written (a folder there) never stops a drain."""
+    try:
+        write()
+    except OSError as exc:
+        log_failure(state, f"drain: {DRAIN_PID} not written or removed ({exc})")
 
 
 def _auto_pull(loc: Location, git_dirs: list[str]) -> None:

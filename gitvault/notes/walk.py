@@ -16,6 +16,7 @@ walk began (install, or the first drain after an upgrade) are history from befor
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +41,12 @@ _MADE = (
     ("revert", "commit"),
     ("am", "commit"),
 )
-_REBASE_NOT_MADE = ("rebase (start)", "rebase (finish)", "rebase (abort)", "rebase -i (start)")
+# A sequencer's entries (a rebase, `pull --rebase`, a tool's rebase): "<GIT_REFLOG_ACTION>
+# (<command>): …", the action being whatever the caller named it. These commands moved HEAD
+# without making a commit; every other one (pick, reword, edit, squash, fixup, merge,
+# continue …) made one, noted only if it stayed on HEAD.
+_SEQUENCER = re.compile(r"^[^:\n]*? \(([a-z][a-z-]*)\)(?::|$)")
+_SEQUENCER_MADE_NONE = frozenset({"start", "finish", "abort", "reset", "label", "update-ref"})
 
 
 class Made(NamedTuple):
@@ -73,8 +79,9 @@ def worktrees(common: Path) -> list[Worktree]:
 
 def kind_of(message: str) -> str | None:
     """The spool kind of a HEAD log entry that made a commit; None for one that made none."""
-    if message.startswith("rebase"):
-        return None if message.startswith(_REBASE_NOT_MADE) else "pending"
+    step = _SEQUENCER.match(message)
+    if step is not None and not message.startswith("commit"):  # commit (amend) is a commit
+        return None if step.group(1) in _SEQUENCER_MADE_NONE else "pending"
     if message.startswith(("merge ", "pull")):
         return "merge" if "Merge made by" in message else None
     for prefix, kind in _MADE:
@@ -152,6 +159,11 @@ def read_new(loc: Location, vault: Vault | None = None) -> tuple[list[Made], sta
     rebase is left for later: its picks are settled by post-rewrite when it ends. Without a
     walk file the walk begins again from the last write of `vault` (none: from now)."""
     state = statedir.walk_state(loc)
+    # Where the walk knows how far it read a log, what lies past that point is new whatever
+    # date its entries carry (git writes the committer's date, which GIT_COMMITTER_DATE sets);
+    # dates count only where no position can: a walk begun again from a time, a log git
+    # rewrote.
+    restarted = state is None
     if state is None:
         last = _last_write(vault)
         state = begin(loc, last)
@@ -167,7 +179,7 @@ def read_new(loc: Location, vault: Vault | None = None) -> tuple[list[Made], sta
         known = logs.get(tree.key)
         ino, offset = known or (0, 0)
         path = tree.git_dir / "logs" / "HEAD"
-        since = state.since
+        since = state.since if restarted else 0
         try:
             _, info = read_range(path, 0, 0)
             if known is not None and (info.st_ino != ino or info.st_size < offset):

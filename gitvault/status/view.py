@@ -37,6 +37,8 @@ from gitvault.status import charts, hosts
 from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
 from gitvault.vault.times import parse_time
 
+# In every page's head: how refresh_pages knows a file at a remembered path is still a page.
+GENERATOR = '<meta name="generator" content="gitvault view">'
 SESSIONS_SHOWN = 300  # the newest sessions on the timeline
 REVERTS_SHOWN = 100
 FOLDS_SHOWN = 200
@@ -627,6 +629,7 @@ def render(report: Report) -> str:
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_esc(policy)}">'
         '<meta name="referrer" content="no-referrer">'
+        f"{GENERATOR}"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>gitvault · {_esc(r.name)}</title><style>{css}</style></head><body>"
         f'<header><h1>Memory of <span class="repo">{_esc(r.name)}</span></h1>'
@@ -643,10 +646,59 @@ def render(report: Report) -> str:
 
 
 def write(loc: Location, out: Path | None = None, now: float | None = None) -> Path:
-    """Collect, render and write the page; the path written."""
+    """Collect, render and write the page; the path written (recorded in the state folder, so
+    forget and redact reach this copy of the vault's text too: refresh_pages)."""
     from gitvault.vault.files import atomic_write, make_dirs
 
     target = out if out is not None else default_path(loc)
     make_dirs(target.parent)
     atomic_write(target, render(collect(loc, now)).encode("utf-8"))
+    _remember(loc, Path(os.path.abspath(target)))
     return target
+
+
+MAX_PAGES = 50  # pages remembered per repository (the oldest forgotten first)
+PAGE_LIMIT = 64 * 1024 * 1024
+
+
+def _pages(loc: Location) -> list[str]:
+    data = statedir.VIEW_PAGES_FILE.read(loc) or {}
+    pages = data.get("pages")
+    return [p for p in pages if isinstance(p, str) and p] if isinstance(pages, list) else []
+
+
+def _remember(loc: Location, page: Path) -> None:
+    pages = [p for p in _pages(loc) if p != str(page)] + [str(page)]
+    try:
+        statedir.VIEW_PAGES_FILE.write(loc, {"pages": pages[-MAX_PAGES:]})
+    except OSError:
+        pass  # the page is written; only a later forget will not know of it
+
+
+def refresh_pages(loc: Location) -> list[tuple[str, str | None]]:
+    """Write every page `view` wrote here again from the vault as it is now (after forget or
+    redact: a page must not keep what the vault no longer shows). Only a regular file that is
+    still a gitvault page is written (never through a link, never a file put there since);
+    the others are forgotten. Each page kept: (path, None), or (path, why it could not be
+    written)."""
+    from gitvault.vault.files import read_regular
+
+    done: list[tuple[str, str | None]] = []
+    for page in _pages(loc):
+        try:
+            head = read_regular(page, PAGE_LIMIT)[:4096]
+        except OSError:
+            continue  # gone, moved, a link or not a file: not a page of ours any more
+        if GENERATOR.encode() not in head:
+            continue
+        try:
+            write(loc, Path(page))
+            done.append((page, None))
+        except (OSError, GitvaultError) as exc:
+            done.append((page, getattr(exc, "message", None) or str(exc)))
+    kept = [p for p, _ in done]
+    try:
+        statedir.VIEW_PAGES_FILE.write(loc, {"pages": kept})
+    except OSError:
+        pass
+    return done

@@ -15,7 +15,9 @@ would take as something other than text:
   the Mongolian vowel separator (U+180E), the invisible hieroglyph, shorthand and musical
   format controls, tag characters (U+E0000–U+E007F: text a model reads and a person cannot
   see), and the line and paragraph separators (U+2028, U+2029: a line break to some readers,
-  none to others) — each becomes U+FFFD.
+  none to others) — each becomes U+FFFD; so does a variation selector that selects nothing (a
+  second in a row, or one of the supplement U+E0100–U+E01EF after anything but an ideograph:
+  bytes hidden behind an emoji).
 Kept: newline and tab, and the format characters text needs and cannot hide behind: zero-width
 joiner and non-joiner (emoji, Indic and Persian script), the soft hyphen, and the visible
 prepended signs of Arabic, Syriac and Kaithi (U+0600–U+0605, U+06DD, U+070F, U+0890–U+0891,
@@ -44,15 +46,26 @@ _UNSAFE = re.compile(
 )
 
 
+# Variation selectors carry no glyph of their own: one after a character picks its form (an
+# emoji's U+FE0F, an ideograph's variant in the supplement); a second in a row, or one of the
+# supplement after anything but an ideograph, selects nothing and is a byte of hidden text (a
+# run of them after one emoji reads as an instruction to a model and as nothing to a person).
+_SELECTOR = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+_IDEOGRAPH = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af"
+_HIDING = re.compile(f"(?<=[{_SELECTOR}])[{_SELECTOR}]|(?<![{_IDEOGRAPH}])[\U000e0100-\U000e01ef]")
+
+
 def _replace(match: re.Match[str]) -> str:
     return _PICTURES.get(ord(match.group()), REPLACEMENT)
 
 
 def neutralise_controls(text: str) -> str:
     """text with every control and disguising format character replaced (see the module)."""
-    if _UNSAFE.search(text) is None:
-        return text
-    return _UNSAFE.sub(_replace, text)
+    if _UNSAFE.search(text) is not None:
+        text = _UNSAFE.sub(_replace, text)
+    if _HIDING.search(text) is not None:
+        text = _HIDING.sub(REPLACEMENT, text)
+    return text
 
 
 def neutralise_controls_in(data: Any) -> Any:

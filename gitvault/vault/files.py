@@ -170,17 +170,25 @@ def open_regular(path: Path | str, flags: int) -> int:
             if exc.errno in (errno.ELOOP, errno.ENXIO) and attempt == 1:
                 _remove_planted(path)
                 continue
-            if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+            if exc.errno == errno.EISDIR:
+                raise NotRegular(exc.errno, _FOLDER.format(path)) from exc
+            if exc.errno in (errno.ELOOP, errno.ENXIO):
                 raise NotRegular(exc.errno, f"{path} is not a regular file") from exc
             raise
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):
             return fd
         os.close(fd)
-        if stat.S_ISDIR(info.st_mode) or attempt == 2:
+        if stat.S_ISDIR(info.st_mode):
+            raise NotRegular(errno.EISDIR, _FOLDER.format(path))
+        if attempt == 2:
             break
         _remove_planted(path)
     raise NotRegular(f"{path} is not a regular file")
+
+
+# A folder where gitvault keeps a file is never removed (it may hold someone's files): said.
+_FOLDER = "{} is a folder where gitvault keeps a file of its own: move it away"
 
 
 def _remove_planted(path: Path | str) -> None:

@@ -315,6 +315,10 @@ LOCAL_ONLY: dict[tuple[str, str], str] = {
     ("fold", "max_chars_per_day"): "lower",
     ("fold", "max_chars_per_call"): "lower",
     ("fold", "min_new_items"): "higher",
+    # How often a turn end blocks the agent with a save request (each one a model turn, on
+    # every session of every clone): asking by turn count, or more often than the default.
+    ("capture", "stop_after_turns"): "default",
+    ("capture", "stop_min_interval_seconds"): "higher",
 }
 LOCAL_COMMAND_KEY = "gitvault.fold.command"  # a fold.command this clone set: runs unconfirmed
 

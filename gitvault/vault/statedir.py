@@ -81,6 +81,9 @@ QUIET_BEAT_SUFFIX = ".seen"
 # The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
 # the offer is (gitvault.memory.handovers says why it is never a vault commit).
 HANDOVERS = "handovers.json"
+# The pages `gitvault view` wrote (absolute paths, outside the repository): each holds vault
+# text, so forget and redact write them again from the vault as it is now.
+VIEW_PAGES = "view-pages.json"
 
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
@@ -99,6 +102,37 @@ SYNC_QUARANTINE = "quarantine"  # what sync refused: one JSON record per sync (s
 # Which vault files came from another clone, through which remote, and their review state
 # (vault/origin): written by sync only, so a remote cannot make its files look local.
 ORIGINS = "origins.json"
+
+# Every name above by what stands there, a file or a folder: what the tests plant FIFOs, links
+# and folders at (tests/commands/test_planted_state_files.py fails for a name in neither).
+FILES = (
+    SPOOL,
+    PENDING,
+    DRAIN_PID,
+    DRAIN_LOCK,
+    WALK,
+    SET_ASIDE,
+    SET_ASIDE_LOCK,
+    LAUNCHER,
+    LOG,
+    LOG_ROTATED,
+    FOLD_STATE,
+    FOLD_BUDGET,
+    FOLD_LEASE,
+    FOLD_LOG,
+    VERIFY,
+    SEARCH_INDEX,
+    SEARCH_LOCK,
+    PATH_INDEX,
+    PATH_INDEX_LOCK,
+    KNOWN_PATHS,
+    HANDOVERS,
+    VIEW_PAGES,
+    SYNC_STATE,
+    SYNC_LOCK,
+    ORIGINS,
+)
+FOLDERS = (SPOOL_WORK, CHAINED_HOOKS, LEDGER, SHOWN_PATHS, QUIET, SYNC_INCOMING, SYNC_QUARANTINE)
 
 # What the shims' templates say instead of a name (`@SPOOL@` …), filled in at install.
 SHIM_NAMES = {
@@ -241,6 +275,7 @@ WALK_FILE = JsonFile(WALK)
 # One entry per file taken from a remote (~300 bytes): a team vault of 100k items is ~30 MB.
 ORIGINS_FILE = JsonFile(ORIGINS, limit=256 * 1024 * 1024)
 HANDOVERS_FILE = JsonFile(HANDOVERS)
+VIEW_PAGES_FILE = JsonFile(VIEW_PAGES)
 
 
 def _int(value: object) -> int:

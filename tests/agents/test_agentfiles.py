@@ -380,3 +380,45 @@ def test_a_separate_git_dir_inside_the_worktree_is_never_patched(tmp_path: Path)
     kept, refused = allowed_targets(work, ["CLAUDE.md", "meta/CLAUDE.md", "meta/AGENTS.md"])
     assert kept == ["CLAUDE.md"]
     assert len(refused) == 2 and all("git folder" in line for line in refused)
+
+
+def test_patch_files_from_a_remote_never_reach_another_repository(tmp_path: Path) -> None:
+    """A teammate's vault.toml (adopted by a newcomer's install) names agent files inside a
+    submodule, a nested clone and a linked worktree placed inside the working tree: each is
+    another repository's file (the submodule's is tracked there), so a fold leaves all three
+    as they were."""
+    from tests.support.remotes import bare_remote, clone, seed
+    from tests.support.repos import git
+
+    remote = bare_remote(tmp_path / "remote.git")
+    seed(remote, tmp_path / "seed")
+    first = clone(remote, tmp_path / "first")
+    assert first.gv("sync").code == 0
+    foreign = ["sub/CLAUDE.md", "vendor/lib/CLAUDE.md", ".worktrees/side/CLAUDE.md"]
+    evil = tmp_path / "evil"  # pushed with plain git: sync never sends a vault.toml
+    git(tmp_path, "clone", "-q", "-b", "vault", str(remote), str(evil))
+    listed = ", ".join(f'"{name}"' for name in ["CLAUDE.md", *foreign])
+    toml = (evil / "vault.toml").read_text()
+    (evil / "vault.toml").write_text(toml.replace('files = ["CLAUDE.md"]', f"files = [{listed}]"))
+    git(evil, "commit", "-q", "-am", "patch more files")
+    git(evil, "push", "-q", "origin", "vault")
+    lib = tmp_path / "lib"
+    git(tmp_path, "init", "-q", "-b", "main", str(lib))
+    (lib / "CLAUDE.md").write_text("# the library's own rules\n")
+    git(lib, "add", "CLAUDE.md")
+    git(lib, "commit", "-q", "-m", "lib")
+    mine = clone(remote, tmp_path / "mine")  # install adopts the teammate's vault
+    assert foreign[0] in (vault_text(mine, "vault.toml") or ""), "the teammate's list arrived"
+    mine.git("config", "gitvault.agents", "claude")
+    mine.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    mine.commit("add the library as a submodule", files={})
+    git(tmp_path, "clone", "-q", str(lib), str(mine.path / "vendor" / "lib"))
+    mine.git("worktree", "add", "-q", "-b", "side", str(mine.path / ".worktrees" / "side"))
+    (mine.path / ".worktrees" / "side" / "CLAUDE.md").write_text("# the side worktree's\n")
+    before = {name: (mine.path / name).read_bytes() for name in foreign}
+    folded = cli_in(mine, "fold", "--merger", "builtin")
+    assert folded.code == 0, folded
+    assert folded.err.count("warning: not patched") == len(foreign), folded.err
+    assert {name: (mine.path / name).read_bytes() for name in foreign} == before
+    assert git(mine.path / "sub", "status", "--porcelain") == ""
+    assert BEGIN in (mine.path / "CLAUDE.md").read_text()

@@ -336,7 +336,7 @@ def test_stop_says_nothing_without_unsaved_work(repo: Repo, sid: str, transcript
 def test_a_commit_by_another_session_does_not_count(
     repo: Repo, tmp_path: Path, transcript: Path, sid: str
 ) -> None:
-    set_config(repo, "capture", stop_min_interval_seconds=0)
+    repo.git("config", "gitvault.capture.stopMinIntervalSeconds", "0")
     mine = commit_in_transcript(repo, transcript, sid, "feat: mine")
     other_sid = str(uuid.uuid4())
     other_transcript = transcript.with_name(f"{other_sid}.jsonl")
@@ -363,7 +363,7 @@ def test_stop_asks_at_most_once_per_interval(repo: Repo, sid: str, transcript: P
     assert state is not None and state["asked"] == [first]
 
     # Once the interval has passed, the new commit is asked about, the old one never again.
-    set_config(repo, "capture", stop_min_interval_seconds=0)
+    repo.git("config", "gitvault.capture.stopMinIntervalSeconds", "0")
     reason = stop(repo, sid, transcript)["reason"]  # type: ignore[index]
     assert second[:7] in reason and first[:7] not in reason
     assert stop(repo, sid, transcript) is None
@@ -372,7 +372,8 @@ def test_stop_asks_at_most_once_per_interval(repo: Repo, sid: str, transcript: P
 def test_after_a_save_the_same_work_never_triggers_again(
     repo: Repo, sid: str, transcript: Path
 ) -> None:
-    set_config(repo, "capture", stop_min_interval_seconds=0, fold_on_session_end=False)
+    set_config(repo, "capture", fold_on_session_end=False)
+    repo.git("config", "gitvault.capture.stopMinIntervalSeconds", "0")
     # Committer time a few seconds ahead of the clock: the commit's (whole-second) time is
     # not before the save's, as when an agent commits and saves within one second.
     ahead = f"{int(time.time()) + 5} +0000"
@@ -397,8 +398,25 @@ def test_after_a_save_the_same_work_never_triggers_again(
     assert repo.vault_tip() == tip, "no automatic record of work that was saved"
 
 
+def test_a_travelling_save_cadence_never_makes_every_turn_end_ask(
+    repo: Repo, sid: str, transcript: Path
+) -> None:
+    """vault.toml travels with the vault: a teammate's `stop_after_turns = 1` with no interval
+    would block every turn end of every session on every clone with a save request (a model
+    turn each). From vault.toml it is held back; this clone's git config sets it."""
+    set_config(repo, "capture", stop_after_turns=1, stop_min_interval_seconds=0)
+    begin(repo, sid)
+    write_transcript(transcript, session_id=sid)
+    assert [stop(repo, sid, transcript) for _ in range(3)] == [None, None, None]
+    repo.git("config", "gitvault.capture.stopAfterTurns", "1")
+    repo.git("config", "gitvault.capture.stopMinIntervalSeconds", "0")
+    answer = stop(repo, sid, transcript)
+    assert answer is not None and answer["decision"] == "block", answer
+
+
 def test_stop_after_turns_asks_after_n_turns(repo: Repo, sid: str, transcript: Path) -> None:
-    set_config(repo, "capture", stop_after_turns=3, stop_min_interval_seconds=0)
+    repo.git("config", "gitvault.capture.stopAfterTurns", "3")
+    repo.git("config", "gitvault.capture.stopMinIntervalSeconds", "0")
     begin(repo, sid)
     write_transcript(transcript, session_id=sid)
     assert stop(repo, sid, transcript) is None
@@ -656,7 +674,7 @@ def test_hookinput_agrees_with_jsonschema_on_generated_inputs(
 def test_gitvault_child_makes_every_hook_exit_at_once(
     repo: Repo, sid: str, transcript: Path, tmp_path: Path
 ) -> None:
-    set_config(repo, "capture", stop_min_interval_seconds=0)
+    repo.git("config", "gitvault.capture.stopMinIntervalSeconds", "0")
     commit_in_transcript(repo, transcript, sid, "feat: unsaved")
     # A `git` that records being called: inside the fold's child nothing may even look.
     folder = tmp_path / "spy-bin"

@@ -225,8 +225,13 @@ def test_a_commit_reset_away_still_falls_back(hooks: Hooks) -> None:
 
 def test_a_new_vault_tip_falls_back_and_a_new_setting_is_honoured(hooks: Hooks) -> None:
     hooks.quiet("claude")
-    # vault.toml on the vault branch now asks for a save every turn.
+    # vault.toml on the vault branch now asks for a save every turn: a travelling value of a
+    # setting that spends model turns, held back until this clone's git config sets it.
     set_config(hooks.repo, "capture", stop_after_turns=1, stop_min_interval_seconds=0)
+    out, python = hooks.turn_end("claude")
+    assert python and out == "", "a new vault tip is looked at; its value is held back"
+    hooks.repo.git("config", "gitvault.capture.stopAfterTurns", "1")
+    hooks.repo.git("config", "gitvault.capture.stopMinIntervalSeconds", "0")
     out, python = hooks.turn_end("claude")
     assert python
     assert json.loads(out)["decision"] == "block", "the new setting made a save due"

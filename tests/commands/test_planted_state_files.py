@@ -18,36 +18,34 @@ from tests.support.claude_hooks import hook_env, sample
 from tests.support.memory import cli_sub
 from tests.support.repos import Repo
 
-# Every state file (not folder) statedir names.
-STATE_FILES = [
-    statedir.SPOOL,
-    statedir.PENDING,
-    statedir.DRAIN_PID,
-    statedir.DRAIN_LOCK,
-    statedir.WALK,
-    statedir.SET_ASIDE,
-    statedir.SET_ASIDE_LOCK,
-    statedir.LOG,
-    statedir.LOG_ROTATED,
-    statedir.FOLD_STATE,
-    statedir.FOLD_BUDGET,
-    statedir.FOLD_LEASE,
-    statedir.FOLD_LOG,
-    statedir.VERIFY,
-    statedir.SEARCH_INDEX,
-    statedir.SEARCH_LOCK,
-    statedir.PATH_INDEX,
-    statedir.PATH_INDEX_LOCK,
-    statedir.KNOWN_PATHS,
-    statedir.SYNC_STATE,
-    statedir.SYNC_LOCK,
-]
+# Every state file (not folder) statedir names, and the ones it names by a pattern. The
+# launcher is left out: a hook that cannot run it logs that `gitvault install` must run again
+# (tests/notes/test_shims.py), and no note is written until then.
+STATE_FILES = [name for name in statedir.FILES if name != statedir.LAUNCHER]
+STATE_FILES += [statedir.sync_lock("origin"), statedir.agent_file("claude", "stamp")]
 # SQLite opens the files beside each database by name too.
 STATE_FILES += [
     f"{db}{suffix}"
     for db in (statedir.SEARCH_INDEX, statedir.PATH_INDEX)
     for suffix in files.SQLITE_COMPANIONS[1:]
 ]
+# Names statedir spells that are neither a file nor a folder of the state folder.
+NOT_PATHS = {
+    statedir.STATE_DIRNAME,  # the state folder itself
+    statedir.CRASH_LOG_PREFIX,
+    statedir.QUIET_BEAT_SUFFIX,
+    statedir.FORMAT_KEY,
+}
+
+
+def test_every_name_statedir_spells_is_planted_here() -> None:
+    spelled = {
+        value
+        for key, value in vars(statedir).items()
+        if key.isupper() and isinstance(value, str) and value not in NOT_PATHS
+    }
+    assert spelled == set(statedir.FILES) | set(statedir.FOLDERS)
+
 
 # Commands a user, a shell prompt or a hook runs, each bounded (a hang fails the test).
 COMMANDS = [
@@ -72,13 +70,16 @@ def _plant(repo: Repo, kind: str, outside: Path, names: list[str]) -> None:
         path.unlink(missing_ok=True)
         if kind == "fifo":
             os.mkfifo(path)
+        elif kind == "folder":
+            path.mkdir()
+            (path / "inside").write_bytes(b"precious\n")
         else:
             target = outside / name.replace("/", "_")
             target.write_bytes(b"precious: " + name.encode() + b"\n")
             path.symlink_to(target)
 
 
-@pytest.mark.parametrize("kind", ["fifo", "link"])
+@pytest.mark.parametrize("kind", ["fifo", "link", "folder"])
 def test_planted_state_files_hang_nothing_and_are_never_written_through(
     repo_factory, tmp_path: Path, kind: str
 ) -> None:
@@ -86,7 +87,10 @@ def test_planted_state_files_hang_nothing_and_are_never_written_through(
     repo.commit("before", sync=True)
     outside = tmp_path / "outside"
     outside.mkdir()
-    _plant(repo, kind, outside, STATE_FILES)
+    # A folder at the drainer's lock stops every note (no drain without the lock; a folder is
+    # never removed): the next test says how the user learns it.
+    names = [n for n in STATE_FILES if not (kind == "folder" and n == statedir.DRAIN_LOCK)]
+    _plant(repo, kind, outside, names)
     before = _digest(outside)
     sha = repo.commit("a commit with planted state files")
     repo.wait_for_notes([sha])
@@ -97,6 +101,18 @@ def test_planted_state_files_hang_nothing_and_are_never_written_through(
     repo.wait_no_drainer()
     assert _digest(outside) == before, "nothing was written through a link"
     assert sha in repo.note_paths()
+    if kind == "folder":
+        kept = [n for n in names if (repo.state_dir / n / "inside").is_file()]
+        assert kept == names, "a folder is never removed or emptied"
+
+
+def test_a_folder_at_the_drainers_lock_is_named_with_the_fix(repo_factory) -> None:
+    repo: Repo = repo_factory(sync=False)
+    (repo.state_dir / statedir.DRAIN_LOCK).mkdir()
+    repo.commit("no drain can take the lock")
+    status = cli_sub(repo, "status", timeout=60)
+    said = " ".join((status.out + status.err).split())
+    assert "drain.lock is a folder" in said and "move it away" in said, status
 
 
 SESSION = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -119,7 +135,7 @@ def _tool_call(repo: Repo, event: str, tool: str) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("kind", ["fifo", "link"])
+@pytest.mark.parametrize("kind", ["fifo", "link", "folder"])
 def test_planted_state_files_never_hang_an_agent_hook(
     repo_factory, tmp_path: Path, kind: str
 ) -> None:

@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -437,6 +438,39 @@ def test_post_commit_reads_gitvault_sync_only_when_a_config_file_names_it(
         },
     )
     assert sha in repo.note_paths(), "git -c (GIT_CONFIG_COUNT) was honoured"
+
+
+def _children_cpu(run: Callable[[], object]) -> float:
+    """CPU seconds of the processes run() started and waited for (git and its hooks; a
+    detached drainer is not among them)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def test_a_large_git_config_never_holds_a_commit(repo_factory) -> None:
+    """A .git/config of 80,000 branch sections (6 MB): the post-commit shim looks for `sync`
+    in it at C speed, not a byte at a time with sh's `read` (seconds of CPU per commit), and
+    still finds the setting at its end."""
+    repo: Repo = repo_factory(sync=False)
+    sections = "".join(
+        f'[branch "feature-{i}"]\n\tremote = origin\n\tmerge = refs/heads/feature-{i}\n'
+        for i in range(80_000)
+    )
+    with (repo.git_dir / "config").open("a") as config:
+        config.write(sections)
+    hookless = _children_cpu(lambda: repo.commit("no hooks", hooks=False))
+    repo.wait_no_drainer()
+    hooked = _children_cpu(lambda: repo.commit("hooks, a large config"))
+    repo.wait_no_drainer()
+    assert hooked - hookless < 1.0, (hooked, hookless)
+    with (repo.git_dir / "config").open("a") as config:
+        config.write("[gitvault]\n\tsync = true\n")
+    sha = repo.commit("sync named at the end of a large config")
+    assert sha in repo.note_paths(), "the setting was found: written before git returned"
 
 
 def test_post_merge_runs_no_git_process(repo_factory, tmp_path: Path) -> None:

@@ -82,6 +82,51 @@ def test_a_hookless_rebase_notes_the_commits_it_kept_and_not_those_it_squashed(
     assert not set(squashed_away) & noted, "a commit the rebase did not keep gets no note"
 
 
+def test_a_hookless_pull_rebase_or_a_tools_rebase_notes_the_commits_it_made(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A rebase's HEAD log entries begin with whatever GIT_REFLOG_ACTION says: `pull --rebase`
+    writes "pull --rebase origin main (pick): …", a tool its own name. Hookless, every commit
+    it kept still gets its note."""
+    from tests.support.repos import git
+
+    upstream = tmp_path / "upstream.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(upstream))
+    repo.git("remote", "add", "origin", str(upstream))
+    repo.git("push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(upstream), str(other))
+    (other / "theirs.txt").write_text("theirs\n")
+    git(other, "add", "theirs.txt")
+    git(other, *NO_HOOKS, "commit", "-q", "-m", "their work")
+    git(other, "push", "-q", "origin", "main")
+    repo.commit("my work before the pull", hooks=False)
+    repo.run(*NO_HOOKS, "pull", "-q", "--rebase", "origin", "main")
+    pulled = repo.head()
+    repo.git("checkout", "-q", "-b", "topic", "HEAD~1")
+    topic = repo.commit("topic work", hooks=False)
+    tool = {"GIT_REFLOG_ACTION": "tidy-tool"}
+    repo.run(*NO_HOOKS, "rebase", "-q", "main", env=tool)
+    tidied = repo.head()
+    assert tidied != topic
+    entries = (repo.git_dir / "logs" / "HEAD").read_text()
+    assert "(pick): my work before the pull" in entries and "tidy-tool (pick)" in entries
+    assert repo.gv("status").code == 0
+    noted = set(repo.note_paths())
+    assert {pulled, tidied} <= noted, "a rebase's picks are noted whoever named the rebase"
+
+
+def test_a_hookless_commit_dated_before_install_still_gets_a_note(repo: Repo) -> None:
+    """git writes a HEAD log entry with the committer's date (GIT_COMMITTER_DATE, which tools
+    set for reproducible commits): an entry past where the walk stopped is new whatever its
+    date says."""
+    backdated = {"GIT_COMMITTER_DATE": "2001-02-03T04:05:06+0000"}
+    sha = repo.commit("a reproducible commit, hooks off", hooks=False, env=backdated)
+    assert repo.git("log", "-1", "--format=%ct") == "981173106"
+    assert repo.gv("status").code == 0
+    assert sha in set(repo.note_paths())
+
+
 def test_history_from_before_install_is_never_noted_by_the_walk(repo_factory) -> None:
     repo: Repo = repo_factory(install=False)
     old = [repo.commit(f"before gitvault {i}") for i in range(3)]

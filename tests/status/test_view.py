@@ -320,3 +320,37 @@ def test_a_forged_date_does_not_stop_the_page(repo: Repo) -> None:
     page, _ = page_of(repo)
     assert "Far future" in page
     assert view._day(10**15) == "undated" and view._day(-5) == "undated"
+
+
+def test_forget_and_redact_write_every_view_page_again(repo: Repo, tmp_path: Path) -> None:
+    """A page `view` wrote (the default one in the cache folder, one written with --out) is a
+    copy of the vault's text outside the repository: forget and redact write it again, so it
+    no longer holds what the vault no longer shows; a file put in a page's place since is left
+    alone."""
+    forgotten, leaked = "ZEBRA-VIOLET-forgotten", "ZEBRA-VIOLET-leaked-internal-hostname"
+    text = session_text("Setup", summary=f"uses {forgotten} mode", decision="keep it")
+    assert cli_in(repo, "save", stdin=text).code == 0
+    first = cli_in(repo, "view")
+    default = Path(first.out.strip())
+    mine = tmp_path / "shared" / "memory.html"
+    assert cli_in(repo, "view", "--out", str(mine)).code == 0
+    replaced = tmp_path / "replaced.html"
+    assert cli_in(repo, "view", "--out", str(replaced)).code == 0
+    replaced.write_text("<p>my own notes</p>\n")
+    assert all(forgotten in p.read_text() for p in (default, mine))
+    slug = next(p for p in repo.vault_files() if p.startswith("sessions/2"))
+    done = cli_in(repo, "forget", f"s:{Path(slug).stem}")
+    assert done.code == 0 and f"wrote the view page {mine} again" in done.out, done
+    assert not any(forgotten in p.read_text() for p in (default, mine))
+    assert replaced.read_text() == "<p>my own notes</p>\n"
+
+    text = session_text("Leak", summary=f"talks to {leaked}", decision="rotate")
+    assert cli_in(repo, "save", "--title", "Leak", stdin=text).code == 0
+    leak = next(p for p in repo.vault_files() if p.startswith("sessions/2") and "leak" in p)
+    assert cli_in(repo, "view").code == 0 and leaked in default.read_text()
+    assert cli_in(repo, "view", "--out", str(mine)).code == 0 and leaked in mine.read_text()
+    done = cli_in(repo, "redact", f"s:{Path(leak).stem}", "--pattern", leaked, "--yes", "--json")
+    assert done.code == 0, done
+    written = {row["path"] for row in done.json("redact")["view_pages"]}
+    assert written == {str(default), str(mine)}
+    assert not any(leaked in p.read_text() for p in (default, mine))

@@ -12,7 +12,8 @@ pytestmark = [
     pytest.mark.stress,
     pytest.mark.repo(
         claude=True,
-        config={"capture": {"stop_min_interval_seconds": 0, "fold_on_session_end": False}},
+        config={"capture": {"fold_on_session_end": False}},
+        git_config={"gitvault.capture.stopMinIntervalSeconds": "0"},
     ),
 ]
 

@@ -199,3 +199,39 @@ def test_the_edit_time_block_marks_another_clones_text_and_leaves_out_held_text(
     assert held.gv("install", "--no-claude").code == 0
     block = held.gv("recall", "--for", "build.sh", "--json").json("recall-for")["text"]
     assert "curl" not in block and "build setup" not in block
+
+
+def test_search_show_and_the_mcp_tools_mark_another_clones_text(
+    remote: Path, tmp_path: Path
+) -> None:
+    """What an agent reads through the MCP tools (and a person through `search` and `show`)
+    carries the same mark recall gives a teammate's text; an item held for review is never
+    served to an agent, whatever id it asks for."""
+    from gitvault import mcpserver
+
+    session = poisoned_remote(remote, tmp_path)
+    slug = f"s:{Path(session).stem}"
+    b = clone(remote, tmp_path / "b")
+    memory = mcpserver.Memory(resolve(b.path))
+    found = memory.call("search", {"query": "curl"})
+    results = [ln for ln in found.splitlines() if ln.startswith(("s:", "digest:"))]
+    assert slug in found and results and all(LABEL in ln for ln in results), found
+    shown = memory.call("show", {"id": slug})
+    assert POISON in shown and LABEL in shown.split(POISON)[0], shown[:400]
+    digest = memory.call("show", {"id": "digest"})
+    assert "curl" in digest and LABEL in digest.split("curl")[0], digest  # folded elsewhere
+    b.commit("feat: b's own work")
+    assert b.gv("fold", "--merger", "builtin").code == 0  # b's digest now quotes a's session
+    digest = memory.call("show", {"id": "digest"})
+    quoted = [ln for ln in digest.splitlines() if "curl" in ln]
+    assert quoted and all(LABEL in ln for ln in quoted), digest
+    as_json = b.gv("search", "--json", "curl").json("search")["results"]
+    assert as_json and all(LABEL in hit["origin"] for hit in as_json), as_json
+    shown_cli = b.gv("show", slug)
+    assert shown_cli.code == 0 and LABEL in shown_cli.out.split(POISON)[0], shown_cli
+    # Review mode on a clone that adopts the same vault: the held session is served to no agent.
+    c = clone(remote, tmp_path / "c", install=False)
+    c.git("config", "gitvault.syncReview", "true")
+    assert c.gv("install", "--no-claude").code == 0
+    held = mcpserver.Memory(resolve(c.path)).call("show", {"id": slug})
+    assert POISON not in held and "gitvault review" in held, held

@@ -17,7 +17,39 @@ WIDER: dict[tuple[str, str], Any] = {
     ("fold", "max_chars_per_day"): 10**9,
     ("fold", "max_chars_per_call"): 10**8,
     ("fold", "min_new_items"): 0,
+    ("capture", "stop_after_turns"): 1,
+    ("capture", "stop_min_interval_seconds"): 0,
 }
+
+# Every other setting, and why a travelling value of it widens nothing that runs, is written
+# or is spent on this clone (a new setting must be put here or in layout.LOCAL_ONLY).
+TRAVELS: dict[tuple[str, str], str] = {
+    ("digest", "max_chars"): "recall is capped at layout.RECALL_MAX_CHARS whatever it says",
+    ("digest", "categories"): "headings of the digest: text, capped like every digest line",
+    ("fold", "merger"): "claude is the default; command runs only a confirmed fold.command",
+    ("fold", "command"): "guarded apart: runs only from git config or once confirmed",
+    ("fold", "fallback"): "builtin (no model) or none",
+    ("fold", "recent_first"): "order of what is folded, within the spending caps",
+    ("fold", "horizon_days"): "how far back a fold reads, within the spending caps",
+    ("recall", "max_chars"): "capped at layout.RECALL_MAX_CHARS, the default",
+    ("recall", "sessions"): "how many sessions fill the recall block, within its cap",
+    ("recall", "section_chars"): "a session's share of the recall block, within its cap",
+    ("recall", "pattern_lines"): "standing rules in the recall block, within its cap",
+    ("recall", "edit_time"): "true is the default; false only turns the block off",
+    ("capture", "fold_on_session_end"): "true is the default; a fold spends within fold's caps",
+    ("patch", "files"): "only agent files of this worktree (agentfiles.unsafe_target)",
+    ("status", "stale_items"): "when `status --line` says STALE: text only",
+    ("status", "stale_days"): "when `status --line` says STALE: text only",
+    ("sync", "auto"): "off on a clone that adopted the vault (origin.sync_auto)",
+    ("sync", "share"): "all kinds is the default: a travelling list can only share less",
+    ("sync", "remote_ref"): "where this clone pushes what any teammate can push there anyway",
+}
+
+
+def test_every_setting_is_guarded_or_said_to_travel_safely() -> None:
+    every = {(section, key) for section, keys in layout.DEFAULTS.items() for key in keys}
+    assert set(layout.LOCAL_ONLY).isdisjoint(TRAVELS)
+    assert every == set(layout.LOCAL_ONLY) | set(TRAVELS)
 
 
 def test_every_guarded_key_has_a_wider_case_here() -> None:
