@@ -434,6 +434,23 @@ def bench_peers(ctx: Context) -> Measured:
                 after=same_worker,
             ),
             op(
+                "cm_stop",
+                cm_version,
+                "Stop `summarize` hook (every turn end)",
+                cm.command("Stop", claudemem.SUMMARIZE),
+                lambda i: claude_input(
+                    "Stop",
+                    cm_sid,
+                    repo,
+                    transcript,
+                    stop_hook_active=False,
+                    last_assistant_message="Done.",
+                ),
+                lambda r: hook_verdict("Stop", r),
+                worker_cpu=cm.cpu_seconds,
+                after=same_worker,
+            ),
+            op(
                 "gv_stop",
                 "gitvault",
                 "Stop hook, nothing due (every turn)",
@@ -448,6 +465,24 @@ def bench_peers(ctx: Context) -> Measured:
                 cm.command("PostToolUse", claudemem.OBSERVATION),
                 lambda i: read_input(cm_sid, repo, transcript, READ_FILE),
                 lambda r: hook_verdict("PostToolUse", r),
+                worker_cpu=cm.cpu_seconds,
+                after=same_worker,
+            ),
+            op(
+                "cm_file_context",
+                cm_version,
+                "PreToolUse `file-context` hook, before a Read (every Read)",
+                cm.command("PreToolUse", claudemem.FILE_CONTEXT),
+                lambda i: claude_input(
+                    "PreToolUse",
+                    cm_sid,
+                    repo,
+                    transcript,
+                    tool_name="Read",
+                    tool_input={"file_path": str(repo / READ_FILE)},
+                    tool_use_id=f"toolu_{uuid.uuid4().hex[:24]}",
+                ),
+                lambda r: hook_verdict("PreToolUse", r),
                 worker_cpu=cm.cpu_seconds,
                 after=same_worker,
             ),
@@ -560,6 +595,8 @@ def bench_peers(ctx: Context) -> Measured:
             "observation": cm.is_async("PostToolUse", claudemem.OBSERVATION),
             "session_init": cm.is_async("UserPromptSubmit", claudemem.SESSION_INIT),
             "context": cm.is_async("SessionStart", claudemem.CONTEXT),
+            "summarize": cm.is_async("Stop", claudemem.SUMMARIZE),
+            "file_context": cm.is_async("PreToolUse", claudemem.FILE_CONTEXT),
         },
     }
     return Measured(rows(ops, facts, runs_n), table(ops, facts))
@@ -602,6 +639,21 @@ RATIOS = (
         "cm_observation",
         "gv_read_seen",
         "per_turn",
+    ),
+    (
+        "turn_end_x",
+        "Turn end: claude-mem `summarize` (Stop) ÷ gitvault Stop",
+        "cm_stop",
+        "gv_stop",
+        None,
+    ),
+    (
+        "per_read_x",
+        "Per Read: claude-mem `file-context` (PreToolUse) ÷ gitvault Read hook (file already "
+        "shown)",
+        "cm_file_context",
+        "gv_read_seen",
+        None,
     ),
     (
         "per_tool_first_x",
@@ -647,26 +699,6 @@ def rows(ops: dict[str, Op], facts: dict[str, Any], n: int) -> list[Row]:
                 },
             )
         )
-    for o in ops.values():
-        out.append(
-            Row(
-                f"{o.key}_p50",
-                f"{o.tool}: {o.what}",
-                o.p(50) * 1000,
-                "ms",
-                shown=f"p50 {o.p(50) * 1000:.1f} ms, p95 {o.p(95) * 1000:.1f} ms",
-                valid=o.valid_runs() == n,
-                note=_why(o),
-                details={
-                    "wall_s": [s.wall for s in o.samples],
-                    "cpu_s": [s.cpu for s in o.samples],
-                    "rss_mb": [s.rss_mb for s in o.samples],
-                    "injected": [s.verdict.injected for s in o.samples],
-                    "shown": [s.verdict.shown for s in o.samples],
-                    "control": sum(s.verdict.control for s in o.samples),
-                },
-            )
-        )
     out.append(
         Row(
             "setup",
@@ -674,7 +706,7 @@ def rows(ops: dict[str, Op], facts: dict[str, Any], n: int) -> list[Row]:
             facts["worker_start_s"],
             "s",
             shown=f"worker up in {facts['worker_start_s']:.1f} s; {facts['history_commits']:,} "
-            f"commits → claude-mem {facts['claude_mem_import']}; agentlore "
+            f"commits → claude-mem {_counts(facts['claude_mem_import'])}; agentlore "
             f"{facts['agentlore_memories']} typed memories",
             valid=not facts["processes_ended_by_the_bench"],
             note=(
@@ -685,11 +717,36 @@ def rows(ops: dict[str, Op], facts: dict[str, Any], n: int) -> list[Row]:
             ),
             how="The worker started by claude-mem's SessionStart `start` hook command until its "
             "/api/health says initialized; stopped by its own `stop` at the end, then no process "
-            "running the installed package was left (checked in /proc).",
-            details=facts,
+            "running the installed package was left (checked in /proc). Every operation's "
+            "samples (wall, CPU, RSS, characters) are in this row's details.",
+            details={
+                **facts,
+                "operations": {
+                    o.key: {
+                        "tool": o.tool,
+                        "what": o.what,
+                        "wall_s": [s.wall for s in o.samples],
+                        "cpu_s": [s.cpu for s in o.samples],
+                        "rss_mb": [s.rss_mb for s in o.samples],
+                        "injected": [s.verdict.injected for s in o.samples],
+                        "shown": [s.verdict.shown for s in o.samples],
+                        "control": sum(s.verdict.control for s in o.samples),
+                        "invalid": _why(o),
+                    }
+                    for o in ops.values()
+                },
+            },
         )
     )
     return out
+
+
+def _counts(stats: Any) -> str:
+    """claude-mem's import answer, as a person reads it."""
+    if not isinstance(stats, dict):
+        return "nothing imported"
+    kinds = ("observations", "sessions", "summaries", "prompts")
+    return ", ".join(f"{int(stats.get(f'{k}Imported', 0)):,} {k}" for k in kinds)
 
 
 def _why(o: Op) -> str:
@@ -715,16 +772,16 @@ def table(ops: dict[str, Op], facts: dict[str, Any]) -> str:
             f"{_span(injected)} | {_span(shown)}{control} | {o.valid_runs()}/{len(o.samples)} |"
         )
     asyncs = facts["async_in_claude_code"]
+    unwaited = sorted(name for name, is_async in asyncs.items() if is_async)
     lines += [
         "",
         "CPU is user + system of the process tree (wait4); for claude-mem it includes what its "
         "worker's process group spent during the run. Peak RSS is the largest process of the "
-        "tree. claude-mem declares its `observation` hook "
-        + ("async" if asyncs["observation"] else "synchronous")
-        + " (Claude Code does not wait for an async hook, but starts it on every tool call) and "
-        "`session-init` "
-        + ("async" if asyncs["session_init"] else "synchronous")
-        + f". Versions: {', '.join(f'{k} {v}' for k, v in facts['versions'].items())}.",
+        "tree. claude-mem declares these hooks async (Claude Code starts them and does not wait "
+        f"for them; they still run, and take the CPU above, every time): {', '.join(unwaited)}. "
+        "Offline, claude-mem's model never runs (what its hooks send stays queued) and its "
+        "vector search is off (no uvx): the memory it serves here is what the import gave it. "
+        f"Versions: {', '.join(f'{k} {v}' for k, v in facts['versions'].items())}.",
     ]
     return "\n".join(lines)
 
@@ -748,8 +805,11 @@ MEASURES = (
         "one observation per commit and one session per day of commits through its own "
         "/api/import, agentlore 0.9.1 the digest's lines as typed memories. Whole processes as "
         "Claude Code starts them (the hook commands each tool's settings declare, Claude Code's "
-        "input on stdin), interleaved round by round. A ratio is how many times longer the peer "
-        "took than gitvault (p50 wall). `just bench-peers`; not part of `just bench`.",
+        "input on stdin), interleaved round by round, with the floors (`node`, `bun`, `python`, "
+        "`sh` doing nothing) in the same rounds; then claude-mem's `context` hook with its "
+        "worker down (the hook starts the worker; it is stopped again before the next run). A "
+        "ratio is how many times longer the peer took than gitvault (p50 wall). "
+        "`just bench-peers`; not part of `just bench`.",
         summary=("session_start_x", "per_prompt_x", "per_tool_x"),
         order=200,
         optional=True,

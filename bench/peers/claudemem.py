@@ -29,6 +29,8 @@ from peers.install import Peers
 CONTEXT = "hook claude-code context"  # SessionStart: what is injected
 SESSION_INIT = "hook claude-code session-init"  # UserPromptSubmit: every prompt
 OBSERVATION = "hook claude-code observation"  # PostToolUse "*": every tool call
+SUMMARIZE = "hook claude-code summarize"  # Stop: every turn end
+FILE_CONTEXT = "hook claude-code file-context"  # PreToolUse "Read": before every Read
 START = 'worker-service.cjs" start'  # SessionStart: ensure the worker runs
 
 
