@@ -399,7 +399,7 @@ def bench_peers(ctx: Context) -> Measured:
                 "SessionStart `context` hook, worker warm",
                 cm.command("SessionStart", claudemem.CONTEXT),
                 start_input,
-                lambda r: hook_verdict("SessionStart", r),
+                served_context,
                 worker_cpu=cm.cpu_seconds,
                 after=same_worker,
             ),
@@ -500,7 +500,7 @@ def bench_peers(ctx: Context) -> Measured:
                 "PostToolUse Read hook, first Read of the file (its block injected)",
                 ours["PostToolUse:Read"],
                 lambda i: read_input(first_sids[-1], repo, transcript, READ_FILE),
-                lambda r: hook_verdict("PostToolUse", r),
+                lambda r: _needs(v := hook_verdict("PostToolUse", r), v.injected > 0, "block"),
                 prepare=fresh_session,
             ),
             op(
@@ -559,7 +559,7 @@ def bench_peers(ctx: Context) -> Measured:
                 "SessionStart `context` hook, worker down (the hook starts it)",
                 cm.command("SessionStart", claudemem.CONTEXT),
                 start_input,
-                lambda r: hook_verdict("SessionStart", r),
+                served_context,
                 prepare=worker_down,
                 worker_cpu=spawned_cpu,
             ),
@@ -600,6 +600,12 @@ def bench_peers(ctx: Context) -> Measured:
         },
     }
     return Measured(rows(ops, facts, runs_n), table(ops, facts))
+
+
+def served_context(run: Run) -> Verdict:
+    """claude-mem's context hook: valid output that carries context (the memory it holds)."""
+    verdict = hook_verdict("SessionStart", run)
+    return _needs(verdict, verdict.injected > 0, "context")
 
 
 def _needs(verdict: Verdict, holds: bool, what: str) -> Verdict:
@@ -779,6 +785,9 @@ def table(ops: dict[str, Op], facts: dict[str, Any]) -> str:
         "worker's process group spent during the run. Peak RSS is the largest process of the "
         "tree. claude-mem declares these hooks async (Claude Code starts them and does not wait "
         f"for them; they still run, and take the CPU above, every time): {', '.join(unwaited)}. "
+        f"gitvault's Stop was answered by its launcher's sh (no Python) in "
+        f"{facts['stop_answered_by_launcher']} of {len(ops['gv_stop'].samples) - 1} runs after "
+        "the first. "
         "Offline, claude-mem's model never runs (what its hooks send stays queued) and its "
         "vector search is off (no uvx): the memory it serves here is what the import gave it. "
         f"Versions: {', '.join(f'{k} {v}' for k, v in facts['versions'].items())}.",
