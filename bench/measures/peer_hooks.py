@@ -60,6 +60,7 @@ class Verdict:
     shown: int = 0  # characters shown to the user (systemMessage)
     control: bool = False  # terminal control sequences (ESC) in what is shown or injected
     why: str = ""
+    over: int = 0  # characters past the tool's own budget (the agent still reads them)
 
 
 @dataclass
@@ -165,8 +166,9 @@ def _bounded(verdict: Verdict) -> Verdict:
 
 
 def cli_verdict(budget: int, run: Run, must: bytes = b"") -> Verdict:
-    """A recall CLI's output, read by the agent that ran it: exit 0, something, within the
-    tool's own budget (and carrying `must` when given)."""
+    """A recall CLI's output, read by the agent that ran it: exit 0 and something (carrying
+    `must` when given). What it prints past its own budget is counted, not refused: the agent
+    reads it all."""
     text = run.out.decode("utf-8", "replace")
     if run.code != 0:
         return Verdict(False, 0, why=f"exit {run.code}")
@@ -174,9 +176,7 @@ def cli_verdict(budget: int, run: Run, must: bytes = b"") -> Verdict:
         return Verdict(False, 0, why="printed nothing")
     if must and must not in run.out:
         return Verdict(False, len(text), why="not the recall block")
-    if len(text) > budget:
-        return Verdict(False, len(text), why=f"{len(text):,} characters, budget {budget:,}")
-    return Verdict(True, len(text), control="\x1b" in text)
+    return Verdict(True, len(text), control="\x1b" in text, over=max(0, len(text) - budget))
 
 
 def floor_verdict(run: Run) -> Verdict:
@@ -737,6 +737,7 @@ def rows(ops: dict[str, Op], facts: dict[str, Any], n: int) -> list[Row]:
                         "injected": [s.verdict.injected for s in o.samples],
                         "shown": [s.verdict.shown for s in o.samples],
                         "control": sum(s.verdict.control for s in o.samples),
+                        "over_budget": [s.verdict.over for s in o.samples],
                         "invalid": _why(o),
                     }
                     for o in ops.values()
@@ -775,7 +776,8 @@ def table(ops: dict[str, Op], facts: dict[str, Any]) -> str:
         lines.append(
             f"| {o.tool} | {o.what} | {o.p(50) * 1000:.1f} ms | {o.p(95) * 1000:.1f} ms | "
             f"{o.cpu50() * 1000:.1f} ms | {median([s.rss_mb for s in o.samples]):.0f} MB | "
-            f"{_span(injected)} | {_span(shown)}{control} | {o.valid_runs()}/{len(o.samples)} |"
+            f"{_span(injected)} | {_span(shown)}{control} | {o.valid_runs()}/{len(o.samples)}"
+            f"{_over(o)} |"
         )
     asyncs = facts["async_in_claude_code"]
     unwaited = sorted(name for name, is_async in asyncs.items() if is_async)
@@ -793,6 +795,13 @@ def table(ops: dict[str, Op], facts: dict[str, Any]) -> str:
         f"Versions: {', '.join(f'{k} {v}' for k, v in facts['versions'].items())}.",
     ]
     return "\n".join(lines)
+
+
+def _over(o: Op) -> str:
+    over = [s.verdict.over for s in o.samples if s.verdict.over]
+    if not over:
+        return ""
+    return f" ({len(over)} past its own budget, by up to {max(over):,} characters)"
 
 
 def _span(values: list[int]) -> str:

@@ -145,10 +145,12 @@ def test_a_hook_that_fails_or_colours_its_message_says_so() -> None:
     assert not failed.valid and failed.why == "exit 2"
 
 
-def test_a_recall_cli_must_print_something_within_its_budget() -> None:
+def test_a_recall_cli_must_print_something_and_what_it_prints_past_its_budget_is_counted() -> None:
     assert peer_hooks.cli_verdict(10, _run("12345")).valid
-    assert peer_hooks.cli_verdict(10, _run("12345678901")).why == "11 characters, budget 10"
+    past = peer_hooks.cli_verdict(10, _run("12345678901"))
+    assert past.valid and past.over == 1 and past.injected == 11
     assert peer_hooks.cli_verdict(10, _run("")).why == "printed nothing"
+    assert peer_hooks.cli_verdict(10, _run("x", code=1)).why == "exit 1"
     assert peer_hooks.cli_verdict(10, _run("abc"), b"BLOCK").why == "not the recall block"
 
 
