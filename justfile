@@ -31,6 +31,12 @@ fmt:
 bench *args:
     {{python}} bench/run.py {{args}}
 
+# gitvault next to its peers on one repository (the click history), whole processes, interleaved:
+# claude-mem 13.25.3's hooks and agentlore 0.9.1's recall (installed pinned into .cache/peers/ from
+# the npm registry and PyPI on the first run, offline after). Not part of `just bench`.
+bench-peers *args:
+    {{python}} bench/run.py --only peers {{args}}
+
 # Score the digest mergers on the fold-quality scenarios (builtin; add --merger claude).
 bench-fold *args:
     {{python}} bench/fold_quality.py {{args}}

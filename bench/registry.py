@@ -128,6 +128,8 @@ class Measure:
     about: what the section measures and how, rendered above its table.
     summary: keys of the rows README's benchmark summary shows.
     order: where the section sits in BENCHMARKS.md (smaller first).
+    optional: measured only when named (`--only NAME`, a recipe of its own), never by a whole
+        `just bench`, which keeps its last record (e.g. one that installs other tools).
     """
 
     section: str
@@ -137,6 +139,7 @@ class Measure:
     about: str = ""
     summary: tuple[str, ...] = ()
     order: int = 100
+    optional: bool = False
 
     def __post_init__(self) -> None:
         if not SECTION_NAME.fullmatch(self.section):

@@ -12,6 +12,7 @@ the measure is done, so a run cut short keeps what it measured.
     just bench --set vault_large=20000  a smaller size (the sections say so in their command)
     just bench --quick                  small sizes, a smoke run: writes nothing unless --output
     just bench --list                   the sections and their targets
+    just bench-peers                    the optional peers section (`--only peers`)
 
 Git is isolated as in the test suite (HOME → temp dir, GIT_CONFIG_GLOBAL → temp file,
 GIT_CONFIG_NOSYSTEM=1); the temp dir is removed and no background process is left behind.
@@ -214,7 +215,8 @@ def main(argv: list[str] | None = None, measures: Sequence[Measure] | None = Non
     if args.list:
         for m in measures:
             targets = "; ".join(f"{k} {t.text()}" for k, t in m.targets.items()) or "(report)"
-            print(f"{m.section:<16} {m.title} — {targets}")
+            extra = " (optional: only with --only)" if m.optional else ""
+            print(f"{m.section:<16} {m.title}{extra} — {targets}")
         return 0
     if importlib.util.find_spec("gitvault") is None or importlib.util.find_spec("pygit2") is None:
         print(
@@ -228,7 +230,11 @@ def main(argv: list[str] | None = None, measures: Sequence[Measure] | None = Non
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
-    chosen = [m for m in measures if not args.only or m.section in args.only]
+    chosen = (
+        [m for m in measures if m.section in args.only]
+        if args.only
+        else [m for m in measures if not m.optional]
+    )
     writes = not args.no_write and (not args.quick or args.output is not None)
     document: Path = args.output or report.DOCUMENT
     results_path: Path = args.results or report.RESULTS

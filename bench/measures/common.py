@@ -35,6 +35,7 @@ class Sizes:
     redact_notes: int = 500  # 2 KB notes the redaction speed is measured on
     sync_vault: int = 100_000  # notes in the vault the sync measure pushes into
     vault_million: int = 1_000_000  # the million measure's vault (next to vault_large)
+    peer_runs: int = 30  # runs of each operation in the peers section (interleaved rounds)
 
 
 FULL = Sizes()
@@ -56,6 +57,7 @@ QUICK = Sizes(
     redact_notes=100,
     sync_vault=5_000,
     vault_million=20_000,
+    peer_runs=5,
 )
 
 

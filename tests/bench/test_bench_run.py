@@ -4,6 +4,7 @@ keeps every other byte, even of sections no renderer would produce today."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,3 +127,23 @@ def test_an_unknown_section_or_size_is_refused(files: dict[str, Path]) -> None:
         bench(files, measures, "--only", "nope")
     assert bench(files, measures, "--set", "no_such_size=3") == 2
     assert not files["--output"].exists()
+
+
+def test_an_optional_section_runs_only_when_named_and_a_whole_run_keeps_it(
+    files: dict[str, Path],
+) -> None:
+    peers = dataclasses.replace(stand_in("peers", [2.0, 3.0], 3), optional=True)
+    measures = [stand_in("a", [1.0, 1.5, 1.7], 1), peers]
+
+    assert bench(files, measures) == 0  # a whole run: every section but the optional one
+    first = report.parse_sections(files["--output"].read_text(encoding="utf-8"))
+    assert "just bench --only peers" in first["peers"] and "1.0 ms" in first["a"]
+
+    assert bench(files, measures, "--only", "peers") == 0
+    assert bench(files, measures) == 0
+
+    last = report.parse_sections(files["--output"].read_text(encoding="utf-8"))
+    assert "2.0 ms" in last["peers"] and "1.5 ms" in last["a"]  # measured once, then kept
+    results = json.loads(files["--results"].read_text(encoding="utf-8"))
+    assert results["sections"]["peers"]["command"].startswith("just bench --only peers ")
+    assert "| peers median | 2.0 ms |" in files["--readme"].read_text(encoding="utf-8")
