@@ -11,7 +11,8 @@ from gitvault.status.line import fast_status_line
 
 def _fast_path() -> None:
     """`gitvault status --line` runs at every prompt and status-line refresh (≤ 50 ms), an
-    agent's `gitvault search` should answer as fast, and `gitvault mcp` must answer its client
+    agent's `gitvault search` (and a person's `gitvault recall`, checking what an agent gets)
+    should answer as fast, and `gitvault mcp` must answer its client
     at once: when this process is the gitvault command and was asked one of those, answer before
     typer and rich load (~200 ms). Anything else (or what the fast readers are not sure of), or
     an import of this module, goes on."""
@@ -39,6 +40,10 @@ def _fast_path() -> None:
         from gitvault.commands.search_fast import fast_search
 
         code = fast_search(args)
+    if code is None and "recall" in args:
+        from gitvault.commands.recall_fast import fast_recall
+
+        code = fast_recall(args)
     if code is not None:
         sys.stdout.flush()
         sys.exit(code)

@@ -20,7 +20,7 @@ from rich.segment import Segment
 
 from gitvault.commands.jsonout import envelope
 from gitvault.errors import GitvaultError
-from gitvault.notes import drain, walk
+from gitvault.notes import drain, heads
 from gitvault.resolve import Location, resolve
 from gitvault.vault import statedir
 from gitvault.vault.controls import ControlSafeStream, neutralise_controls
@@ -145,7 +145,7 @@ def location(ctx: Any, *, drain_spool: bool = True) -> Location:
         and (
             (loc.state_dir / statedir.SPOOL).exists()
             or (loc.state_dir / statedir.SPOOL_WORK).is_dir()
-            or walk.due(loc)
+            or heads.due(loc)
         )
         and not drain.vault_locked(loc)
     ):

@@ -10,17 +10,15 @@ codes and the crash log keep their one home in the full CLI.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
+from gitvault.commands.fastpath import repo_option, settled
 from gitvault.commands.jsonout import envelope
 from gitvault.errors import GitvaultError
 from gitvault.memory import search
 from gitvault.memory.dates import parse_since
 from gitvault.resolve import resolve
-from gitvault.vault import statedir
 from gitvault.vault.controls import neutralise_controls
 
-_REPO = ("--repo", "-C")
 _VALUED = {"-n": "limit", "--max-count": "limit", "--kind": "kind", "--since": "since"}
 _SHORT_OPTIONS = frozenset("nCh")  # short option letters the command or its parents know
 
@@ -81,25 +79,10 @@ def parse(argv: list[str]) -> _Args | None:
 
 
 def _repo_option(argv: list[str], index: int, args: _Args) -> int:
-    """How many arguments a --repo/-C option at index takes (0: it is not one)."""
-    arg = argv[index]
-    if arg in _REPO and index + 1 < len(argv):
-        args.repo = argv[index + 1]
-        return 2
-    if arg.startswith("--repo="):
-        args.repo = arg.split("=", 1)[1]
-        return 1
-    return 0
-
-
-def _spooled(state: Path) -> bool:
-    """Whether commits wait in the spool (or in files a drainer claimed and left)."""
-    if (state / statedir.SPOOL).exists():
-        return True
-    try:
-        return any((state / statedir.SPOOL_WORK).iterdir())
-    except OSError:  # no claimed files' folder (or none readable): nothing claimed
-        return False
+    step, value = repo_option(argv, index)
+    if step:
+        args.repo = value
+    return step
 
 
 def fast_search(argv: list[str]) -> int | None:
@@ -113,8 +96,8 @@ def fast_search(argv: list[str]) -> int | None:
         return None
     try:
         loc = resolve(args.repo)
-        if _spooled(loc.state_dir):
-            return None  # commits to drain first: the full command does that
+        if not settled(loc):
+            return None  # commits to drain or walk first: the full command does that
         answer = search.Index(loc).search(
             " ".join(args.words),
             limit=int(limit_text),

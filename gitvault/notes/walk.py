@@ -15,24 +15,22 @@ walk began (install, or the first drain after an upgrade) are history from befor
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from gitvault.notes.heads import Worktree, worktrees
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout, statedir
 from gitvault.vault.files import read_range
 from gitvault.vault.store import Vault
 
-MAX_WORKTREES = 256
 LOG_BYTES = 256 * 1024  # new HEAD log read per worktree and walk (~1,500 entries)
 MAX_COMMITS = 500  # commits one walk proposes
 UNNOTED_WINDOW = 1000  # newest commits the completeness check looks at
 
-MAIN = "."
 # HEAD log messages of entries that made a commit, and the spool kind each becomes.
 _MADE = (
     ("commit (merge)", "merge"),
@@ -55,26 +53,6 @@ class Made(NamedTuple):
     branch: str | None
     worktree: str
     git_dir: str
-
-
-class Worktree(NamedTuple):
-    key: str  # its git dir relative to the common one: "." or "worktrees/<id>"
-    name: str  # "main" or the linked worktree's id (what notes record)
-    git_dir: Path
-
-
-def worktrees(common: Path) -> list[Worktree]:
-    """The main worktree and every linked one that has a HEAD (at most MAX_WORKTREES)."""
-    out = [Worktree(MAIN, "main", common)]
-    try:
-        names = sorted(os.listdir(common / "worktrees"))
-    except OSError:
-        names = []
-    for name in names[: MAX_WORKTREES - 1]:
-        git_dir = common / "worktrees" / name
-        if os.path.isfile(git_dir / "HEAD"):
-            out.append(Worktree(f"worktrees/{name}", name, git_dir))
-    return out
 
 
 def kind_of(message: str) -> str | None:
@@ -136,21 +114,6 @@ def begin(loc: Location, since: int | None = None) -> statedir.WalkState:
         state.logs[tree.key] = (info.st_ino, info.st_size)
     statedir.write_walk_state(loc, state)
     return state
-
-
-def due(loc: Location) -> bool:
-    """Whether any worktree's HEAD log grew since the last walk (a few stats, no git)."""
-    state = statedir.walk_state(loc)
-    if state is None:
-        return True
-    for tree in worktrees(loc.common_dir):
-        try:
-            info = os.stat(tree.git_dir / "logs" / "HEAD")
-        except OSError:
-            continue
-        if state.logs.get(tree.key) != (info.st_ino, info.st_size):
-            return True
-    return False
 
 
 def read_new(loc: Location, vault: Vault | None = None) -> tuple[list[Made], statedir.WalkState]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitvault.notes import walk
+from gitvault.notes import heads, walk
 from gitvault.notes.drain import drain
 from gitvault.resolve import resolve
 from gitvault.vault import statedir
@@ -149,7 +149,7 @@ def test_the_walk_is_bounded_and_resumes_where_it_stopped(
     drain(loc, block=True)  # one drain walks until nothing new is left
     assert set(shas) <= set(repo.note_paths())
     assert walk.read_new(loc)[0] == [], "nothing is proposed twice"
-    assert not walk.due(loc)
+    assert not heads.due(loc)
 
 
 def test_a_head_log_git_rewrote_is_read_again_without_noting_old_history(repo_factory) -> None:
