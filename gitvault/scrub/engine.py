@@ -171,8 +171,11 @@ def _found(text: str) -> list[tuple[int, int, int]]:
                 ):
                     continue  # glued to the word before it: not a token
                 span = match.span("secret") if rule.span_of is None else rule.span_of(match)
-                if span is not None and span[0] < span[1]:
-                    found.append((span[0], span[1], index))
+                if span is None:
+                    continue
+                for start, end in span if isinstance(span, list) else (span,):
+                    if start < end:
+                        found.append((start, end, index))
     return found
 
 

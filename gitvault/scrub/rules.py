@@ -111,7 +111,8 @@ kind                             what is redacted
 ``auth_header``                  the value of ``Authorization:`` ``X-Auth-Key:`` ``X-Api-Key:``
                                  ``Api-Key:`` ``X-Vault-Token:`` ``PRIVATE-TOKEN:``
                                  ``X-Shopify-Access-Token:`` ``DD-API-KEY:``
-                                 ``DD-APPLICATION-KEY:`` ``X-JFrog-Art-Api:`` headers
+                                 ``DD-APPLICATION-KEY:`` ``X-JFrog-Art-Api:`` headers, after any
+                                 scheme word (``GenieKey …``, ``Splunk …``, ``Token …``)
 ``query_token``                  ``?access_token=`` ``&token=`` ``&api_key=`` ``&client_secret=``
                                  ``&password=`` ``&sig=`` ``&code=`` … or any secret name
                                  (``&db_pass=``) in URLs and form bodies
@@ -135,7 +136,7 @@ kind                             what is redacted
 ``ssh_keygen_passphrase``        ``ssh-keygen … -N <passphrase>`` / ``-P <passphrase>``
 ``htpasswd_password``            ``htpasswd -b … <file> <user> <password>``
 ``rabbitmq_password``            ``rabbitmqctl add_user|change_password <user> <password>``
-``sql_password``                 ``WITH PASSWORD '…'``, ``IDENTIFIED BY '…'``
+``sql_password``                 ``[WITH] PASSWORD '…'``, ``PASSWORD = '…'``, ``IDENTIFIED BY '…'``
 ``azure_devops_pat``             52 base32 characters after ``ado`` / ``azure devops`` / ``pat``
                                  and ``:`` or ``=``
 ``aws_secret_access_key``        40 base64 characters with a ``/`` or ``+`` (the shape of an AWS
@@ -152,7 +153,39 @@ kind                             what is redacted
                                  where NAME is a secret name (below); the name is kept and only
                                  the value (inside its quotes, if quoted) is redacted; an
                                  unquoted value of a passphrase name is redacted to the end of
-                                 its line (its end cannot be known: fail closed)
+                                 its line (its end cannot be known: fail closed); under a
+                                 name for a login pair (``NEO4J_AUTH=neo4j/…``) the part after
+                                 ``user/`` or ``user:``; under a ``…key`` name that is not a
+                                 public, cache or hash key, machine-made text (``routing_key``)
+``command_password``             a command's documented password argument (``zip -P``, ``7z
+                                 -p…``, ``sqlcmd -P``, ``ldapsearch -w``, ``mosquitto_pub -P``,
+                                 ``mongosh -p``, ``openssl -k`` / ``-passout pass:…``,
+                                 ``smbclient -U user%…``, ``lftp -u user,…``); the command is
+                                 the first word of the flag's pipeline segment
+``login_string_password``        ``sqlplus user/…@db``, ``jdbc:oracle:thin:user/…@host``
+``piped_password``               what ``echo`` / ``printf`` pipes into a command that reads a
+                                 password (``--password-stdin``, ``sudo -S``, ``chpasswd``,
+                                 ``passwd --stdin``) or writes to a secret-named file
+                                 (``~/.vault_pass``, ``auth.txt``), and a here-string given to
+                                 such a command; after ``user:`` or ``user\n``: the rest
+``expect_send``                  what an expect script sends to a password prompt
+``credential_call``              the string after the user in a call that logs in
+                                 (``NetworkCredential("u", "…")``, ``getConnection(url, "u",
+                                 "…")``, ``PlainAuth("", "u@x", "…", host)``, ``auth=("u",
+                                 "…")``); hosts, URLs and empty strings are skipped
+``setter_secret``                ``setPassword("…")``, ``.apiKey("…")``, ``withSecret("…")``,
+                                 ``ConvertTo-SecureString "…"``: a call named for the secret it
+                                 takes (not ``getPassword``, ``hashPassword`` …)
+``named_value``                  the value of a field whose sibling names it: ``- name:
+                                 REDIS_PASSWORD`` + ``value: …`` (Kubernetes env, Azure
+                                 Pipelines), ``{"name": …, "value": …}``, ``<add key="ApiSecret"
+                                 value="…"/>``; whatever the value looks like
+``element_value``                an XML element's text whose tag, ``name`` / ``key`` attribute
+                                 or plist ``<key>`` is a secret name (``<password>…</password>``,
+                                 ``<entry key="smtp.password">…</entry>``)
+``table_column``                 the cells under a secret-named column of a Markdown table
+``csv_column``                   the cell under a secret-named column of a CSV header (an AWS
+                                 credentials download)
 ``user_slash_password``          ``login …: user / password``, ``creds -> user / password``
 ``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
                                  api key, token, key, creds or credentials in prose (``the admin
@@ -165,7 +198,8 @@ these unless it is the value of a secret name.
 Secret names (``secret_assignment``). The name is split into parts at ``_``, ``-``, ``.``,
 digits and camelCase. It is a secret name when a part is password, passwd, pass, passphrase,
 pwd, pw, secret, token, apikey, secretkey, privatekey, accesskey, credential(s),
-secretkeybase, dsn or pat, or ends with password, passwd, passphrase, pwd, secret, token or
+secretkeybase, dsn, pat, psk, salt, mnemonic or creds, the last of two or more is private
+(``JWT_PRIVATE``), or ends with password, passwd, passphrase, pwd, secret, token or
 apikey (``PGPASSWORD``, ``MYSQL_PWD``, ``authToken``), or two adjacent parts are api+key,
 access+key, private+key, license+key, app+key, auth+key, signing+key, master+key,
 account+key, client+secret, encryption+key, server+key, application+key or admin+password. It
@@ -199,7 +233,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 Span = tuple[int, int]
-SpanOf = Callable[[re.Match[str]], "Span | None"]
+SpanOf = Callable[[re.Match[str]], "Span | list[Span] | None"]
+"""A rule's value finder: the span to replace, several (a table's column), or None."""
 
 
 TEXT = -1
@@ -303,7 +338,8 @@ _PLACEHOLDER_WORDS = frozenset(
     }
 )
 _CODE = re.compile(
-    r"(?:\$\{?\w+\}?|\$\(.*|\$\{.*|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>"
+    r"(?:\$\{?\w+\}?|\$\(.*|\$\{.*|\$\w+\(.*|(?-i:[A-Z][a-z]+-[A-Z][A-Za-z]+)"
+    r"|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>"
     r"|[\w.]+\(.*\)?|[\w.]+\[.*\]?|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[*x.\u2026\u2022#-]+"
     r"|your[_-].*|\[REDACTED.*|urn:.*|\d{1,10}|[a-z]{1,7})",
     re.IGNORECASE | re.DOTALL,
@@ -482,10 +518,16 @@ def _in_base64_blob(text: str, start: int, end: int) -> bool:
     return "/" in blob and sum(1 for piece in blob.split("/") if len(piece) >= 12) > 1
 
 
+# a public value's name right before the token: ``"publicKey": "…"``, ``PUBLISHABLE_KEY=…``
+_PUBLIC_NAME = re.compile(r"(?i)(?:public|publishable)[\w.-]*[\"']?\s*[:=]\s*[\"']?$")
+
+
 def _random_token(match: re.Match[str]) -> Span | None:
     start, end = match.span()
     text = match.string
     if not looks_random(match.group()) or _in_base64_blob(text, start, end):
+        return None
+    if _PUBLIC_NAME.search(text, max(0, start - 40), start):
         return None
     if _decoded_text(match.group()) is not None:
         return None  # base64 of text: base64_secret looks inside it
@@ -557,6 +599,8 @@ _SECRET_PARTS = frozenset(
         "pat",
         "authkey",
         "psk",
+        "salt",
+        "creds",
         "mnemonic",
         "privkey",
     }
@@ -632,6 +676,10 @@ _DESCRIPTIVE_LAST = frozenset(
     }
 )
 _DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is"})
+# every secret name holds one of these (lower-cased): a text without any holds no secret name
+_NAME_LITERALS: tuple[str, ...] = (
+    *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
+)
 
 
 def _name_parts(name: str) -> list[str]:
@@ -643,6 +691,8 @@ def is_secret_name(name: str) -> bool:
     parts = _name_parts(name)
     if not parts or parts[-1] in _DESCRIPTIVE_LAST or parts[0] in _DESCRIPTIVE_FIRST:
         return False
+    if len(parts) > 1 and parts[-1] == "private":  # JWT_PRIVATE, SIGNING_PRIVATE
+        return True
     if any(
         part in _SECRET_PARTS or (part.endswith(_SECRET_SUFFIXES) and part not in _NOT_PASS)
         for part in parts
@@ -664,7 +714,8 @@ def _names_itself(name: str, value: str) -> bool:
 _ASSIGN = LazyPattern(
     r"(?P<name>(?<![\w.-])[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
     r"(?:\*\*)?[ \t]*"
-    r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
+    r"(?:(?:[bBrRuU]{1,2}(?=['\"]))?(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)"
+    r"|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
 )
 _TEMPLATE = re.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
 
@@ -678,9 +729,11 @@ def _assignment(match: re.Match[str]) -> Span | None:
     name = match["name"]
     group = "qv" if match["qv"] is not None else "v"
     value = match[group]
-    if not is_secret_name(name) or _HASH_SEGMENT.search(name):
+    if _HASH_SEGMENT.search(name) or _closed_before_value(match):
         return None
     start, end = match.span(group)
+    if not is_secret_name(name):
+        return _not_named_secret(name, value, start)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
         # An unquoted passphrase may run on over spaces (``PASSPHRASE=summer coffee 49 …``):
         # its end is unknowable, so it is redacted to the end of the line (fail closed).
@@ -697,6 +750,83 @@ def _assignment(match: re.Match[str]) -> Span | None:
     ):
         return None
     return start, end
+
+
+def _closed_before_value(match: re.Match[str]) -> bool:
+    """``expect "password:"; send …``: the name sits in a string that the quote after the
+    operator closes; what follows is not its value."""
+    text, at = match.string, match.start("name")
+    quote = text[at - 1] if at else ""
+    between = text[match.end("name") : match.start("op")]
+    return quote in "'\"" and match["q"] == quote and quote not in between
+
+
+# ``NEO4J_AUTH=neo4j/secret``, ``BASIC_AUTH: user:secret``: a name for a login pair
+_PAIR_LAST = frozenset({"auth", "login", "userpass", "basicauth"})
+_PAIR_VALUE = re.compile(r"[^\s:/@]{1,64}[:/](?P<secret>\S{4,})")
+# ``routing_key``, ``integrationKey``: a key-named field holding machine-made text is a key
+_NOT_SECRET_KEYS = frozenset(
+    {
+        "public",
+        "primary",
+        "foreign",
+        "sort",
+        "partition",
+        "cache",
+        "hash",
+        "idempotency",
+        "lookup",
+        "dedup",
+        "unique",
+        "row",
+        "object",
+        "map",
+        "message",
+        "translation",
+        "i18n",
+        "sha",
+        "checksum",
+        "etag",
+        "commit",
+        "hot",
+        "shortcut",
+        "keyboard",
+        "ssh",
+        "gpg",
+        "pgp",
+        "fingerprint",
+        "group",
+        "storage",
+    }
+)
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _keyish(value: str) -> bool:
+    """Machine-made text in a key-named field: 20 or more letters and digits (at least four
+    of each), high entropy, few word-like runs; never a UUID."""
+    if len(value) < 20 or not _TOKEN_CHARS.fullmatch(value) or _UUID_IN.search(value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    letters = sum(c.isalpha() for c in value)
+    wordish = sum(len(m) for m in _WORDISH.findall(value))
+    return digits >= 4 and letters >= 4 and wordish <= len(value) * 0.4 and _entropy(value) >= 3.5
+
+
+def _not_named_secret(name: str, value: str, start: int) -> Span | None:
+    """A name that is not a secret name may still hold one: a login pair under an ``auth``
+    name (the part after ``user:`` or ``user/``), machine-made text under a ``…key`` name."""
+    parts = _name_parts(name)
+    if not parts:
+        return None
+    if parts[-1] in _PAIR_LAST:
+        pair = _PAIR_VALUE.fullmatch(value)
+        if pair and looks_like_value(pair["secret"], words=True):
+            return start + pair.start("secret"), start + len(value)
+        return None
+    if parts[-1] == "key" and not _NOT_SECRET_KEYS.intersection(parts) and _keyish(value):
+        return start, start + len(value)
+    return None
 
 
 _QUERY_NAMES = frozenset(
@@ -760,6 +890,306 @@ def _command_token(match: re.Match[str]) -> Span | None:
     value = match["secret"]
     ok = looks_random(value) or _HEXISH.fullmatch(value) or looks_like_value(value, strict=True)
     return match.span("secret") if ok else None
+
+
+# ----------------------------------------------------------------------------- names elsewhere
+
+
+def _named_value(match: re.Match[str]) -> Span | None:
+    """The name in one field, the value in the next: ``- name: REDIS_PASSWORD`` / ``value: …``
+    (a Kubernetes env entry, an Azure Pipelines variable), ``{"name": …, "value": …}``,
+    ``<add key="ApiSecret" value="…"/>``. The name makes it a secret whatever it looks like."""
+    group = "qv" if match["qv"] is not None else "v"
+    value = match[group]
+    if not is_secret_name(match["name"]) or _HASH_SEGMENT.search(match["name"]):
+        return None
+    return match.span(group) if looks_like_value(value, words=True) else None
+
+
+# a name in an element's attributes: <entry key="smtp.password">, <property name="password">
+_NAME_ATTRIBUTE = re.compile(r"""(?i)\b(?:name|key)\s*=\s*['"]([^'"<>\n]{1,80})['"]""")
+
+
+def _element_value(match: re.Match[str]) -> Span | None:
+    """``<password>…</password>``, ``<wsse:Password …>…</wsse:Password>``, ``<entry
+    key="smtp.password">…</entry>``, plist ``<key>ApiSecret</key><string>…</string>``: an
+    element's text whose tag, ``name`` / ``key`` attribute or preceding ``<key>`` is a secret
+    name."""
+    group = "secret" if match["tag"] else "value"
+    name = match["tag"].rsplit(":", 1)[-1] if match["tag"] else match["key"]
+    if not is_secret_name(name):
+        attribute = _NAME_ATTRIBUTE.search(match["attrs"] or "")
+        if attribute is None or not is_secret_name(attribute[1]):
+            return None
+    value = match[group].strip()
+    if not looks_like_value(value, words=True):
+        return None
+    start = match.start(group) + match[group].index(value)
+    return start, start + len(value)
+
+
+_TABLE_CELL = re.compile(r"[^|]+")
+
+
+def _table_column(match: re.Match[str]) -> list[Span] | None:
+    """A Markdown table whose header names a secret column (``| user | password |``): that
+    column's cell in every row."""
+    heads = match["head"].split("|")[:-1]
+    secret = {i for i, cell in enumerate(heads) if is_secret_name(cell.strip(" *`_"))}
+    if not secret:
+        return None
+    spans: list[Span] = []
+    at = match.start("body")
+    for line in match["body"].splitlines(keepends=True):
+        bar = line.index("|") + 1
+        cells = line[bar:].rstrip().split("|")
+        offset = at + bar
+        for index, cell in enumerate(cells):
+            value = cell.strip()
+            if index in secret and value and looks_like_value(value.strip("`"), words=True):
+                start = offset + cell.index(value)
+                spans.append((start, start + len(value)))
+            offset += len(cell) + 1
+        at += len(line)
+    return spans or None
+
+
+_CSV_HEAD_CELL = re.compile(r"[A-Za-z][\w.-]*(?: [\w.-]+){0,2}")  # a column's name: 1-3 words
+
+
+def _csv_column(match: re.Match[str]) -> list[Span] | None:
+    """A CSV header with a secret-named column (an AWS credentials download: ``User
+    name,Password,Access key ID,Secret access key``) and the row under it: that column's cell."""
+    heads = match["head"].split(",")
+    if not all(_CSV_HEAD_CELL.fullmatch(cell.strip()) for cell in heads):
+        return None
+    secret = {i for i, cell in enumerate(heads) if is_secret_name(cell.strip())}
+    cells = match["row"].split(",")
+    if not secret or len(cells) != len(heads):
+        return None
+    spans: list[Span] = []
+    offset = match.start("row")
+    for index, cell in enumerate(cells):
+        value = cell.strip().strip('"')
+        if index in secret and value and looks_like_value(value, words=True):
+            start = offset + cell.index(value)
+            spans.append((start, start + len(value)))
+        offset += len(cell) + 1
+    return spans or None
+
+
+# ----------------------------------------------------------------------------- command lines
+
+# A command's documented password argument: (commands, flag, form). Form " ": the value after a
+# space; "": glued to the flag (7z -pSECRET); "pass:": OpenSSL's pass-phrase argument; "%" and
+# ",": the part after ``user%`` / ``user,`` (smbclient -U user%secret, lftp -u user,secret).
+_COMMAND_PASSWORDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("zip", "unzip", "zipcloak"), "-P", " "),
+    (("7z", "7za", "7zr", "rar", "unrar"), "-p", ""),
+    (("rar",), "-hp", ""),
+    (("sqlcmd", "bcp", "osql"), "-P", " "),
+    (("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), "-P", " "),
+    (
+        ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd"),
+        "-w",
+        " ",
+    ),
+    (("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"), "-p", " "),
+    (("openssl",), "-k", " "),
+    (("openssl",), "-pass", "pass:"),
+    (("openssl",), "-passin", "pass:"),
+    (("openssl",), "-passout", "pass:"),
+    (("cloudsmith",), "-k", " "),
+    (("influx",), "-t", " "),
+    (("smbclient", "rpcclient", "smbcacls", "smbget"), "-U", "%"),
+    (("lftp",), "-u", ","),
+)
+_COMMAND_FLAGS = {
+    (command, flag): form for commands, flag, form in _COMMAND_PASSWORDS for command in commands
+}
+_COMMAND_NAMES = tuple(sorted({command for command, _ in _COMMAND_FLAGS}))
+# what may stand before the command itself: sudo, env, VAR=value, a prompt
+_PREFIX_WORD = re.compile(r"sudo|env|time|nice|nohup|exec|command|\$|#|>|-\S*|\w+=\S*")
+
+
+def _command_of(text: str, at: int) -> str:
+    """The command whose arguments include position ``at``: the first word of its line's
+    pipeline segment after sudo / env / ``VAR=value``, without its directory."""
+    start = max(text.rfind(sep, 0, at) for sep in ("\n", "|", ";", "&", "$(", "`")) + 1
+    for word in text[start:at].split():
+        if not _PREFIX_WORD.fullmatch(word):
+            return word.rsplit("/", 1)[-1].strip("'\"")
+    return ""
+
+
+def _command_password(match: re.Match[str]) -> Span | None:
+    """The value of a command's documented password flag (``zip -P``, ``7z -p…``, ``ldapsearch
+    -w``, ``openssl … -passout pass:…``, ``smbclient -U user%…``); see ``_COMMAND_PASSWORDS``."""
+    form = _COMMAND_FLAGS.get((_command_of(match.string, match.start()), match["flag"]))
+    if form is None or (form == "") != (match["sep"] == ""):
+        return None
+    value, start = match["secret"], match.start("secret")
+    if form in ("pass:", "%", ","):
+        cut = value.find(form[-1] if form != "pass:" else "pass:")
+        if cut < 0 or (form == "pass:" and cut):
+            return None
+        skip = cut + (5 if form == "pass:" else 1)
+        value, start = value[skip:], start + skip
+    ok = looks_like_value(value.strip("'\""), words=True)
+    return (start, start + len(value)) if ok else None
+
+
+# a command that reads a password from its standard input
+_READS_PASSWORD = re.compile(
+    r"--pass(?:word|phrase)-(?:stdin|fd)\b|--with-token\b|\bsudo\b[^|\n]*?[ \t]-\w*S\b"
+    r"|\b(?:ch|smb)?passwd\b|\bkinit\b|\bcryptsetup\b|-pass(?:in)?[ \t]+stdin\b"
+    r"|\bsecret[ \t]+(?:create|set)\b"
+)
+# a file named for a secret (~/.vault_pass, /etc/openvpn/auth.txt, token.txt), not a list of
+# public keys or hosts
+_SECRET_FILE = re.compile(r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key)[\w.-]*$")
+_PUBLIC_FILE = re.compile(r"(?i)authorized_keys|known_hosts|\.pub$|\.crt$|\.cer$")
+_INI_SECTION = re.compile(r"\[[^\]]*\]")
+
+
+def _piped_password(match: re.Match[str]) -> Span | None:
+    """What ``echo`` / ``printf`` pipes into a command that reads a password (``docker login
+    --password-stdin``, ``sudo -S``, ``chpasswd``) or writes into a secret-named file, and a
+    here-string given to such a command (``gpg --passphrase-fd 0 <<< "…"``). ``user:secret``
+    (chpasswd) and ``user\nsecret`` (an OpenVPN auth file): the part after the user."""
+    text = match.string
+    if match["op"] is not None:
+        group = "qv" if match["qv"] is not None else "v"
+        rest = match["rest"]
+        if match["op"] == "|":
+            ok = _READS_PASSWORD.search(rest) is not None
+        else:
+            target = rest.split()[0].strip("'\"") if rest.split() else ""
+            ok = bool(_SECRET_FILE.search(target)) and not _PUBLIC_FILE.search(target)
+            ok = ok and group == "v" or ok and " " not in match["qv"]
+    else:
+        group = "hqv" if match["hqv"] is not None else "hv"
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        ok = _READS_PASSWORD.search(text, line_start, match.start()) is not None
+    if not ok:
+        return None
+    value, start = match[group], match.start(group)
+    pieces = [piece for piece in value.split("\\n")]
+    if len([p for p in pieces if p]) > 1:  # user\nsecret\n: the lines after the first
+        first = value.index("\\n") + 2
+        value, start = value[first:].removesuffix("\\n"), start + first
+    elif ":" in value and "chpasswd" in text[max(0, match.start() - 80) : match.end() + 80]:
+        cut = value.index(":") + 1
+        value, start = value[cut:], start + cut
+    if _INI_SECTION.fullmatch(value) or not looks_like_value(value, words=True):
+        return None
+    return start, start + len(value)
+
+
+def _expect_send(match: re.Match[str]) -> Span | None:
+    value = match["secret"]
+    return match.span("secret") if looks_like_value(value, words=True) else None
+
+
+# ----------------------------------------------------------------------------- code
+
+_LITERAL_ARG = re.compile(r"""[bBrRuU]?(['"])([^'"\n]*)\1""")
+_KEYWORD_ARG = re.compile(r"\w+\s*[=:]")
+_HOST = re.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
+
+
+def _credential_call(match: re.Match[str]) -> Span | None:
+    """``NetworkCredential("user", "…")``, ``getConnection(url, "user", "…")``,
+    ``smtp.PlainAuth("", "me@x", "…", host)``, ``auth=("user", "…")``: in a call that logs in,
+    the string after the first one naming a user (hosts, URLs and empty strings skipped)."""
+    args = match["args"]
+    offset = match.start("args")
+    at = 0
+    user = False
+    for piece in args.split(","):
+        stripped = piece.strip()
+        literal = _LITERAL_ARG.fullmatch(stripped)
+        position = offset + at + piece.find(stripped)
+        at += len(piece) + 1
+        if literal is None or _KEYWORD_ARG.match(stripped):
+            user = False
+            continue
+        value = literal[2]
+        if not value or _HOST.fullmatch(value):
+            continue
+        if not user:
+            user = True
+            continue
+        if looks_like_value(value, words=True) and not _NOT_PROSE_VALUE.fullmatch(value):
+            start = position + stripped.index(value, 1)
+            return start, start + len(value)
+        return None
+    return None
+
+
+# a method that takes the secret rather than sets or checks it: setPassword("…"),
+# .password("…"), withApiKey("…"); not getPassword("prompt"), hashPassword("…")
+_VERBS = frozenset(
+    {
+        "get",
+        "read",
+        "ask",
+        "prompt",
+        "check",
+        "verify",
+        "validate",
+        "hash",
+        "encrypt",
+        "decrypt",
+        "reset",
+        "change",
+        "update",
+        "generate",
+        "create",
+        "new",
+        "store",
+        "save",
+        "load",
+        "fetch",
+        "find",
+        "has",
+        "is",
+        "mask",
+        "redact",
+        "show",
+        "print",
+        "log",
+        "send",
+        "request",
+        "rotate",
+        "refresh",
+        "revoke",
+        "parse",
+        "to",
+        "from",
+        "random",
+        "compare",
+        "match",
+        "test",
+        "use",
+        "forgot",
+        "lost",
+        "require",
+        "enter",
+    }
+)
+
+
+def _setter(match: re.Match[str]) -> Span | None:
+    """``setPassword("…")``, ``.apiKey("…")``, ``ConvertTo-SecureString "…"``."""
+    if match["name"] is not None:
+        parts = _name_parts(match["name"])
+        if parts and parts[0] in ("set", "with"):
+            parts = parts[1:]
+        if not parts or parts[0] in _VERBS or not is_secret_name("_".join(parts)):
+            return None
+    group = "secret" if match["name"] is not None else "svalue"
+    return match.span(group) if looks_like_value(match[group], words=True) else None
 
 
 FINDERS: list[Callable[[str], bool]] = []
@@ -1126,7 +1556,7 @@ RULES: tuple[Rule, ...] = (
         _rx(
             r"(?im)(?:^|[\s{'\"])(?:Authorization|X-Auth-Key|X-Api-Key|Api-Key|X-Vault-Token|"
             r"PRIVATE-TOKEN|X-Shopify-Access-Token|DD-API-KEY|DD-APPLICATION-KEY|"
-            r"X-JFrog-Art-Api)['\"]?\s*:\s*['\"]?(?:token\s+|key=|SSWS\s+)?"
+            r"X-JFrog-Art-Api)['\"]?\s*:\s*['\"]?(?:[A-Za-z][\w-]{1,24}[ \t]+|key=)?"
             r"(?P<secret>[\w.~+/=-]{16,})"
         ),
         ("authorization", "-key", "-token", "-api"),
@@ -1239,7 +1669,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "sql_password",
         _rx(
-            r"(?i)\b(?:WITH\s+(?:ENCRYPTED\s+)?PASSWORD|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s+"
+            r"(?i)\b(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
             r"'(?P<secret>[^'\n]+)'"
         ),
         ("password", "identified"),
@@ -1292,9 +1722,116 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "secret_assignment",
         _ASSIGN,
-        ("pass", "pw", "secret", "token", "key", "credential", "dsn", "pat"),
+        _NAME_LITERALS + ("auth", "login", "private"),
         folded=True,
         span_of=_assignment,
+        reach=LINES,
+    ),
+    Rule(
+        "command_password",
+        _rx(
+            r"(?<![\w-])(?P<flag>-(?:hp|passin|passout|pass|P|p|w|k|t|U|u))"
+            r"(?P<sep>[ \t]+|(?=[^\s-]))['\"]?(?P<secret>[^\s'\"]+)"
+        ),
+        _COMMAND_NAMES,
+        span_of=_command_password,
+        reach=LINES,
+    ),
+    Rule(
+        "login_string_password",
+        _rx(
+            r"(?:(?<![\w./-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+)*[ \t]+['\"]?"
+            r"|oracle:thin:)[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
+        ),
+        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:"),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "piped_password",
+        _rx(
+            r"(?<![\w-])(?:echo|printf)[ \t]+(?:-[neE]{1,3}[ \t]+)*"
+            r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v>[^\s'\"|;&<>]+))"
+            r"[ \t]*(?P<op>\|(?!\|)|>>?)[ \t]*(?P<rest>[^\n]*)"
+            r"|<<<[ \t]*(?:(?P<hq>['\"])(?P<hqv>[^'\"\n]+)(?P=hq)|(?P<hv>[^\s'\"|;&<>]+))"
+        ),
+        ("echo", "printf", "<<<"),
+        span_of=_piped_password,
+        reach=LINES,
+    ),
+    Rule(
+        "expect_send",
+        _rx(
+            r"(?i)\bexpect[ \t]+(?:-\w+[ \t]+)*\"[^\"\n]*(?:pass|secret|token|pin)[^\"\n]*\""
+            r"[ \t]*(?:;|\r?\n)[ \t]*(?:exp_)?send[ \t]+(?:--[ \t]+)?"
+            r"\"(?P<secret>(?:[^\"\\\n]|\\[^rn])+?)(?:\\[rn])?\""
+        ),
+        ("expect",),
+        folded=True,
+        span_of=_expect_send,
+        reach=LINES,
+    ),
+    Rule(
+        "credential_call",
+        _rx(
+            r"(?:\b[A-Za-z_][\w.$]*(?:Credential|Auth|Login|login|Connection|connect|Connect)"
+            r"\w*|\bauth[ \t]*=[ \t]*)[ \t]*\((?P<args>[^()\n]{0,300})\)"
+        ),
+        ("Credential", "Auth", "Login", "login", "onnect", "auth"),
+        span_of=_credential_call,
+        reach=LINES,
+    ),
+    Rule(
+        "setter_secret",
+        _rx(
+            r"(?<![\w$])(?P<name>[A-Za-z_]\w*)[ \t]*\([ \t]*(?P<q>['\"])(?P<secret>[^'\"\n]+)"
+            r"(?P=q)[ \t]*\)|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
+            r"(?P<svalue>[^'\"\n]+)(?P=sq)"
+        ),
+        (*_NAME_LITERALS, "securestring"),
+        folded=True,
+        span_of=_setter,
+        reach=LINES,
+    ),
+    Rule(
+        "named_value",
+        _rx(
+            r"(?i)(?<![\w-])(?:name|key)['\"]?[ \t]*[:=][ \t]*(?P<nq>['\"]?)"
+            r"(?P<name>[\w.:-]{2,80}?)(?P=nq)[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
+            r"['\"]?value['\"]?[ \t]*[:=][ \t]*"
+            r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v>[^\s'\",;}{)\]<>]+))"
+        ),
+        ("name", "key"),
+        folded=True,
+        span_of=_named_value,
+        reach=LINES,
+    ),
+    Rule(
+        "element_value",
+        _rx(
+            r"<key>(?P<key>[^<>\n]{1,80})</key>\s*<string>(?P<value>[^<>\n]{1,300})</string>"
+            r"|<(?P<tag>(?:[\w-]+:)?[A-Za-z_][\w.-]*)(?P<attrs>[ \t][^<>\n]*)?>"
+            r"(?P<secret>[^<>\n]{1,300})</(?P=tag)[ \t]*>"
+        ),
+        ("</",),
+        span_of=_element_value,
+        reach=LINES,
+    ),
+    Rule(
+        "table_column",
+        _rx(
+            r"(?m)^[ \t]*\|(?P<head>[^\n]*\|)[ \t]*\r?\n[ \t]*\|[ \t]*:?-{3,}[-:| \t]*\r?\n"
+            r"(?P<body>(?:[ \t]*\|[^\n]*(?:\n|$))+)"
+        ),
+        ("|-", "| -", "|:"),
+        span_of=_table_column,
+    ),
+    Rule(
+        "csv_column",
+        _rx(r"(?m)^(?P<head>[^,\n]{1,60}(?:,[^,\n]{0,60}){1,20})\r?\n(?P<row>[^\n]+)"),
+        ("pass", "secret", "token", "key", "pwd"),
+        folded=True,
+        span_of=_csv_column,
         reach=LINES,
     ),
     Rule(

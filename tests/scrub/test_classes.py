@@ -1,0 +1,207 @@
+"""The secret filter's rules by class (gitvault.scrub.rules): a value found by where it stands —
+a sibling field naming it, a command's documented password argument, a pipe into a command
+that reads a password, a call that logs in, a table column — whatever the value looks like,
+and the ordinary text next to each class that must be kept. Examples are made up here (never
+taken from the held-out sets in bench/secrets)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitvault.scrub.engine import scrub_secrets
+from gitvault.scrub.rules import _NAME_LITERALS, _SECRET_PARTS, _SECRET_SUFFIXES, RULES
+
+PW = "Marble" + "4417?"  # a person's password: no provider shape, no randomness to see
+
+
+def redacted(text: str, value: str = PW) -> bool:
+    cleaned, found = scrub_secrets(text)
+    return value not in cleaned and bool(found) and scrub_secrets(cleaned) == (cleaned, [])
+
+
+def kept(text: str) -> bool:
+    return scrub_secrets(text) == (text, [])
+
+
+def test_every_secret_name_holds_one_of_the_rules_literals() -> None:
+    # a name part the prefilter cannot see was never redacted (MNEMONIC=…, WIFI_PSK=…)
+    for part in (*_SECRET_PARTS, *_SECRET_SUFFIXES):
+        assert any(literal in part for literal in _NAME_LITERALS), part
+    assignment = next(rule for rule in RULES if rule.kind == "secret_assignment")
+    assert set(_NAME_LITERALS) <= set(assignment.literals)
+    for text in ('MNEMONIC="oak tide lamp"', "WIFI_PSK=" + PW, "AUTH_SALT='" + PW + "'"):
+        assert "[REDACTED:secret_assignment]" in scrub_secrets(text)[0], text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"env:\n  - name: SMTP_PASSWORD\n    value: {PW}",
+        f'env:\n- name: "API_TOKEN"\n  value: "{PW}"',
+        f'[{{"name": "JWT_SECRET", "value": "{PW}"}}]',
+        f"variables:\n- name: registryPassword\n  value: {PW}",
+        f'<add key="MailPassword" value="{PW}" />',
+        f"<password>{PW}</password>",
+        f'<ns:Password Type="text">{PW}</ns:Password>',
+        f'<entry key="db.password">{PW}</entry>',
+        f'<property name="jdbc.password">{PW}</property>',
+        f"<key>ClientSecret</key>\n<string>{PW}</string>",
+        f"| host | user | password |\n|---|---|---|\n| db1 | app | {PW} |",
+        f"User name,Password,Console login link\nops,{PW},https://x.signin.aws/console",
+    ],
+)
+def test_a_value_named_by_its_sibling_field_or_column_is_redacted(text: str) -> None:
+    assert redacted(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "env:\n  - name: LOG_LEVEL\n    value: debug-verbose-2",
+        '<add key="Environment" value="Production2" />',
+        "<password>${db.password}</password>",
+        "<title>Password reset</title>",
+        "| option | default |\n|---|---|\n| retries | 3 |",
+        "- Fix the auth credential cache to allow for the case in which\n"
+        "  the index url contains the username, but the password comes\n"
+        "  from an external source, such as keyring.",
+    ],
+)
+def test_fields_and_tables_that_name_no_secret_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"zip -r -P {PW} out.zip dir/",
+        f"7z a -p{PW} -mhe=on out.7z dir",
+        f"sudo unzip -P {PW} in.zip",
+        f'sqlcmd -S db -U sa -P "{PW}" -Q "select 1"',
+        f"ldapsearch -x -D cn=admin -w {PW} -b dc=x",
+        f"openssl pkcs12 -export -passout pass:{PW} -out a.p12",
+        f"openssl enc -aes-256-cbc -pbkdf2 -k {PW} -in a -out b",
+        f"smbclient //nas/share -U backup%{PW}",
+        f"lftp -u deploy,{PW} ftp.example.org",
+        f"mosquitto_sub -h broker -u dev -P {PW} -t x",
+        f"sqlplus -s scott/{PW}@//db:1521/ORCL",
+        f"jdbc:oracle:thin:scott/{PW}@db:1521:ORCL",
+    ],
+)
+def test_a_commands_documented_password_argument_is_redacted(text: str) -> None:
+    assert redacted(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "zip -r -P $ZIP_PASSWORD out.zip dir/",
+        "ssh -p 2222 deploy@host",
+        "mkdir -p build/out",
+        "git log -p -w HEAD~3",
+        "openssl enc -aes-256-cbc -pass env:BACKUP_PASS -in a",
+        "grep -w secret notes.txt",
+        "sqlplus / as sysdba",
+    ],
+)
+def test_other_commands_flags_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"echo '{PW}' | docker login -u ci --password-stdin registry.example.org",
+        f"echo {PW} | sudo -S apt-get update",
+        f"echo 'deploy:{PW}' | sudo chpasswd",
+        f"echo '{PW}' | passwd --stdin deploy",
+        f"echo '{PW}' > ~/.ansible_vault_pass",
+        f"printf 'vpnuser\\n{PW}\\n' > /etc/openvpn/auth.txt",
+        f'gpg --batch --passphrase-fd 0 -d a.gpg <<< "{PW}"',
+        f'expect "Password:"\nsend "{PW}\\r"',
+    ],
+)
+def test_a_password_piped_or_typed_into_a_command_is_redacted(text: str) -> None:
+    assert redacted(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "echo 'fix: typo' | git commit -F -",
+        "echo hello-world-42 | tee out.txt",
+        'echo "ssh-ed25519 AAAAC3Nza me@host" >> ~/.ssh/authorized_keys',
+        "echo '[default]' >> ~/.aws/credentials",
+        'expect "Login:"\nsend "admin\\r"',
+    ],
+)
+def test_ordinary_pipes_and_writes_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'client.Credentials = new NetworkCredential("svc", "{PW}");',
+        f'DriverManager.getConnection("jdbc:postgresql://db/app", "app", "{PW}")',
+        f'smtp.PlainAuth("", "bot@example.org", "{PW}", "smtp.example.org")',
+        f'requests.get(url, auth=("bot", "{PW}"))',
+        f'pymysql.connect("db.internal", "report", "{PW}", "analytics")',
+        f'ds.setPassword("{PW}");',
+        f'builder.apiKey("{PW}").build()',
+        f'$p = ConvertTo-SecureString "{PW}" -AsPlainText -Force',
+        f"app.secret_key = b'{PW}'",
+    ],
+)
+def test_a_secret_given_to_code_is_redacted(text: str) -> None:
+    assert redacted(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password = getpass.getPassword("Enter the password for the vault")',
+        'hashPassword("correct horse")',
+        'socket.connect(("localhost", 8080))',
+        'app.auth("login", "/oauth/callback")',
+        "$pw = Read-Host -AsSecureString",
+        'expect "password:"; send -- "$env(PW)\\r"',
+    ],
+)
+def test_code_that_only_handles_secrets_is_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (f"NEO4J_AUTH=neo4j/{PW}", PW),
+        ("BASIC_AUTH=admin:" + PW, PW),
+        ('"routing_key": "Q1zq8xk20vm7pt4ab9cd1ee5"', "Q1zq8xk20vm7pt4ab9cd1ee5"),
+        ("Authorization: GenieKey 8c5f39a0-2bd4-4f1e-9a77-0c31d5e2b6aa", "8c5f39a0"),
+        (f"ALTER ROLE report PASSWORD '{PW}';", PW),
+    ],
+)
+def test_login_pairs_key_named_tokens_header_schemes_and_sql(text: str, value: str) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AUTH_PROVIDER=github",
+        '"sort_key": "created_at_desc_2024_v2"',
+        '"public_key": "BPg3q9XkR2sLmN7vT4wY8zA1cD5fH6jK0"',
+        '"cache_key": "user:1234:profile"',
+        "auth: oauth2",
+    ],
+)
+def test_names_that_are_not_secret_names_keep_their_values(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
+
+
+def test_a_password_of_hyphenated_words_is_not_taken_for_a_cmdlet() -> None:
+    # PowerShell's Verb-Noun is code (``$pw = Read-Host``); lower-case words joined by hyphens
+    # are what people choose as passwords
+    for text in ("DB_PASS=amber-lucky-copper", "password: orchid-delta"):
+        assert "[REDACTED:secret_assignment]" in scrub_secrets(text)[0], text
