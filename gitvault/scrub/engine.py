@@ -86,6 +86,7 @@ _JOIN = re.compile(
     r"""(['"])[ \t]*(?:\+|\|\||\.)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?\1"""
     r"""|(['"])[ \t]*(?:\+|\|\|)[ \t]*\2"""
     r"""|\\\r?\n[ \t]*"""
+    r"""|(?P<cq>['"])[ \t]*,[ \t]*(?P<comma>(?P=cq))"""
     r"""|(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)(?=[\w+/.-]{6,}=*[ \t]*$))"""
 )
 
@@ -99,7 +100,7 @@ def _joined(text: str) -> list[tuple[int, int, int]]:
     last = 0
     for match in _JOIN.finditer(text):
         cut = match.span("cut") if match.start("cut") != -1 else match.span()
-        if cut[0] < last:
+        if cut[0] < last or match["comma"] and not _joins_a_list(text, match.start()):
             continue
         pieces.append(text[last : cut[0]])
         where.extend(range(last, cut[0]))
@@ -124,6 +125,13 @@ def _joined(text: str) -> list[tuple[int, int, int]]:
             if any(start < at < end for at in junctions):  # it spans a join: a split value
                 out.append((where[start], where[end - 1] + 1, index))
     return out
+
+
+def _joins_a_list(text: str, at: int) -> bool:
+    """A list of strings is one value only when its line joins it (``''.join([...])``,
+    ``[...].join("")``, Terraform's ``join("", [...])``, Go's ``strings.Join``)."""
+    start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+    return "join" in text[start : len(text) if end == -1 else end].lower()
 
 
 _JOIN_REACH = 240  # characters either side of a join: a split value is shorter than this

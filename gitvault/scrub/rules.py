@@ -95,8 +95,10 @@ kind                             what is redacted
                                  ``K00…``; see ``looks_random``): 20 or more letters and digits,
                                  the classes well mixed, few word-like runs; pure hex only after
                                  a short or credential-like prefix (``squ_<hex>``, not
-                                 ``crash-<sha>``); never a UUID, a piece of standard base64 (an
-                                 integrity hash), a labelled hash (``sha256=…``) or a crypt hash
+                                 ``crash-<sha>``); never a piece of standard base64 (an
+                                 integrity hash), a labelled hash (``sha256=…``), a crypt hash,
+                                 a value under a public name; a UUID only after a credential's
+                                 prefix (``sdk-<uuid>``)
 ===============================  ==============================================================
 
 Context rules, recognised by what stands around the value:
@@ -131,7 +133,9 @@ kind                             what is redacted
 ``auth_command_token``           what ``login`` / ``auth`` / ``add-authtoken`` /
                                  ``authorize-account`` / ``set-token`` is given (after at most one
                                  word) when it is random-looking, 32 or more hex or a UUID
-``user_colon_password``          ``curl -u user:password``, ``Client("user", "password")``
+``user_colon_password``          ``curl -u user:password``, ``-auth user:password``,
+                                 ``Client("user", "password")``; ``curl -u KEY:X`` (an API key
+                                 as the user, a dummy password): the user
 ``conninfo_password``            ``password=…`` in a libpq / ODBC connection string
 ``ssh_keygen_passphrase``        ``ssh-keygen … -N <passphrase>`` / ``-P <passphrase>``
 ``htpasswd_password``            ``htpasswd -b … <file> <user> <password>``
@@ -157,6 +161,18 @@ kind                             what is redacted
                                  name for a login pair (``NEO4J_AUTH=neo4j/…``) the part after
                                  ``user/`` or ``user:``; under a ``…key`` name that is not a
                                  public, cache or hash key, machine-made text (``routing_key``)
+``secret_directive``             ``NAME value`` ending a line where NAME is a secret name
+                                 (``requirepass …`` in redis.conf, ``rclone config create …
+                                 secret_access_key …``, ``password …`` in .netrc); the value is
+                                 not a word, version, path, URL, flag or code
+``spoken_secret``                a secret as people pass it on: a PIN, door, gate or safe code
+                                 (four or more digits), recovery codes, a secret printed in
+                                 groups of four (an app password, a TOTP key; the groups read as
+                                 random), 12 to 24 seed words after a seed phrase / mnemonic
+``url_path_token``               the credential in a capability URL's path: what follows
+                                 ``/hooks/``, ``/webhook/``, ``/inputs/``, ``/key/``, ``/catch/``
+                                 … when it reads as one, or a UUID or 32 or more hex digits that
+                                 is the whole path (``https://node.example/<hex>/``)
 ``command_password``             a command's documented password argument (``zip -P``, ``7z
                                  -p…``, ``sqlcmd -P``, ``ldapsearch -w``, ``mosquitto_pub -P``,
                                  ``mongosh -p``, ``openssl -k`` / ``-passout pass:…``,
@@ -382,7 +398,18 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
     classes = sum(1 for c in _CLASSES if c.search(v))
     if classes < 3 and not (len(v) >= 20 and _LETTER.search(v) and _entropy(v) >= 3.5):
         return False
-    return not _NOT_PROSE_VALUE.fullmatch(v) and _entropy(v) >= 2.8
+    if _NOT_PROSE_VALUE.fullmatch(v) and not _random_base64(v):
+        return False
+    return _entropy(v) >= 2.8
+
+
+_BASE64_VALUE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+
+
+def _random_base64(value: str) -> bool:
+    """Base64 with a ``/`` in it (``WU2P…Cu/2Gau…``) is not a path when its letters read as
+    random."""
+    return bool(_BASE64_VALUE.fullmatch(value)) and looks_random(re.sub(r"[+/=]", "", value))
 
 
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
@@ -450,14 +477,23 @@ _SECRETISH_HEADS = frozenset(
 )
 
 
+# a UUID after one of these is a credential: LaunchDarkly's sdk-, a key-/api-/secret- prefix
+_UUID_KEY_HEADS = frozenset({"sdk", "api", "key", "secret", "token", "sk", "pat", "auth"})
+
+
 def looks_random(token: str) -> bool:
     """A token that reads as machine-made random text, the way API keys are and identifiers,
     words, versions, hashes and ids are not: 20 or more letters and digits in a few segments,
     every character class of its alphabet well mixed in, no run of word-like letters making up
     much of it. Pure hex (hashes, commit SHAs) counts only after a lettered prefix that is not an
-    id's (``live_<hex>``, not ``sha256_<hex>``); UUIDs never (ids)."""
+    id's (``live_<hex>``, not ``sha256_<hex>``); UUIDs only after a credential's prefix
+    (``sdk-<uuid>``, ``api-<uuid>``: a key, not ``request-<uuid>``)."""
     runs = _ALNUM_RUN.findall(token)
-    if len(runs) > 8 or _UUID_IN.search(token):
+    uuid = _UUID_IN.search(token)
+    if uuid:
+        head = token[: uuid.start()].rstrip("-_").lower()
+        return uuid.end() == len(token) and head in _UUID_KEY_HEADS
+    if len(runs) > 8:
         return False
     body = max(runs, key=len)
     if len(body) < 16 or (runs[0] is not body and runs[0].lower() in _ID_PREFIXES):
@@ -552,6 +588,19 @@ def _value(strict: bool = False) -> SpanOf:
         return match.span("secret") if looks_like_value(match["secret"], strict) else None
 
     return span_of
+
+
+def _user_password(match: re.Match[str]) -> Span | None:
+    """``curl -u user:secret``, ``-auth user:secret``; with an empty or ``X`` password (an API
+    key given as the user: ``curl -u KEY:X``) the user is the secret when it reads as one."""
+    secret = match["secret"]
+    if len(secret) >= 6:
+        return match.span("secret") if looks_like_value(secret) else None
+    if len(secret) > 1:
+        return None
+    user = match["user"]
+    ok = looks_random(user) or _HEXISH.fullmatch(user) or looks_like_value(user, strict=True)
+    return match.span("user") if ok else None
 
 
 def _basic(match: re.Match[str]) -> Span | None:
@@ -702,6 +751,7 @@ def is_secret_name(name: str) -> bool:
 
 
 _IDENT = re.compile(r"[A-Za-z_]+")
+_WORD = re.compile(r"[A-Za-z]+[.,:;!?]?")
 
 
 def _names_itself(name: str, value: str) -> bool:
@@ -975,6 +1025,106 @@ def _csv_column(match: re.Match[str]) -> list[Span] | None:
             start = offset + cell.index(value)
             spans.append((start, start + len(value)))
         offset += len(cell) + 1
+    return spans or None
+
+
+def _directive(match: re.Match[str]) -> Span | None:
+    """``requirepass …`` (redis.conf), ``secret_access_key …`` (``rclone config create``),
+    ``password …`` (.netrc): a secret name, a space, then a value — not a word, a version, a
+    path, a URL, a flag or code."""
+    name, value = match["name"], match["secret"]
+    if not is_secret_name(name) or _HASH_SEGMENT.search(name) or value.startswith("-"):
+        return None
+    if _WORD.fullmatch(value):  # ``password authentication``, ``token concatenation``
+        return None
+    if _NOT_PROSE_VALUE.fullmatch(value) and not _random_base64(value):
+        return None
+    if _IDENT.fullmatch(value) and _names_itself(name, value):
+        return None
+    return match.span("secret") if looks_like_value(value) else None
+
+
+# ----------------------------------------------------------------------------- said aloud
+
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+
+
+def _spoken(match: re.Match[str]) -> Span | None:
+    """A secret as people pass it on: a PIN, door or safe code (four or more digits), recovery
+    codes, a secret printed in groups of four (an app password, a TOTP key typed by hand), a
+    wallet's seed words. Each group reads as random: a digit, a hyphen between, upper case, or
+    a group without a vowel (ordinary words have one)."""
+    if match["secret"] is not None:  # a PIN, a door code: four digits or more
+        ok = sum(c.isdigit() for c in match["secret"]) >= 4
+        return match.span("secret") if ok else None
+    if match["list"] is not None:  # recovery codes
+        return match.span("list") if _DIGIT.search(match["list"]) else None
+    if match["words"] is not None:  # seed words, not a sentence
+        words = match["words"].split()
+        return None if _STOP_WORDS.intersection(words) else match.span("words")
+    value = match["grouped"]
+    groups = re.split(r"[ -]", value)
+    randomish = (
+        _DIGIT.search(value) is not None
+        or "-" in value
+        or value.isupper()
+        or any(_VOWEL.search(group) is None for group in groups)
+    )
+    return match.span("grouped") if randomish else None
+
+
+_STOP_WORDS = frozenset(
+    {"the", "and", "for", "with", "that", "this", "from", "are", "was", "not", "you", "but"}
+    | {"when", "then", "will", "into", "onto", "have", "has", "its", "our", "your"}
+)
+
+
+# ----------------------------------------------------------------------------- URL paths
+
+# a path segment after which a capability URL carries its secret: /hooks/<id>/<token>,
+# /inputs/<token>/, /with/key/<key>, /hooks/catch/<account>/<hook>/
+_PATH_WORDS = frozenset(
+    {"hook", "hooks", "webhook", "webhooks", "inputs", "catch", "key", "keys", "token", "tokens"}
+    | {"secret", "secrets", "apikey"}
+)
+_VERSIONISH = re.compile(r"v?\d+(?:[.-]\d+)*|\d{1,10}")
+
+
+def _path_secretish(segment: str) -> bool:
+    """A path segment that reads as a credential: a UUID, 16 or more hex digits, machine-made
+    text, or six or more letters and digits mixed (not a version, not a number)."""
+    if _UUID_IN.fullmatch(segment) or _HEXISH_LONG.fullmatch(segment) or looks_random(segment):
+        return True
+    return (
+        len(segment) >= 6
+        and _TOKEN_CHARS.fullmatch(segment) is not None
+        and _DIGIT.search(segment) is not None
+        and _LETTER.search(segment) is not None
+        and not _VERSIONISH.fullmatch(segment)
+    )
+
+
+_HEXISH_LONG = re.compile(r"[0-9a-fA-F]{16,}")
+
+
+def _url_path_token(match: re.Match[str]) -> list[Span] | None:
+    """The credential in a capability URL's path: the segments after ``hooks`` / ``webhook`` /
+    ``inputs`` / ``key`` … that read as one, or a UUID or 32 or more hex digits that is the
+    URL's whole path (``https://node.example/<hex>/``, a ping URL)."""
+    path, offset = match["path"], match.start("path")
+    segments = path.split("/")
+    spans: list[Span] = []
+    at = offset
+    follows = 0
+    for index, segment in enumerate(segments):
+        if follows and segment and _path_secretish(segment):
+            spans.append((at, at + len(segment)))
+        follows = 3 if segment.lower() in _PATH_WORDS else max(0, follows - 1)
+        if index == 1 and not any(segments[2:]):
+            whole = _UUID_IN.fullmatch(segment) or re.fullmatch(r"[0-9a-fA-F]{32,}", segment)
+            if whole and _DIGIT.search(segment) and _LETTER.search(segment):
+                spans.append((at, at + len(segment)))
+        at += len(segment) + 1
     return spans or None
 
 
@@ -1630,11 +1780,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "user_colon_password",
         _rx(
-            r"(?:\bcurl\b[^\n]*?\s(?:-u|--user)|\bClient\()\s*=?\s*['\"]?[^\s:'\"]+['\"]?"
-            r"\s*[:,]\s*['\"]?(?P<secret>" + _PW + r"{6,})"
+            r"(?:\bcurl\b[^\n]*?\s(?:-u|--user|--proxy-user)|\bClient\("
+            r"|(?<![\w-])--?(?:auth|basic-auth|http-user|creds|credentials))"
+            r"\s*=?\s*['\"]?(?P<user>[^\s:'\",]+)['\"]?[ \t]*[:,][ \t]*['\"]?(?P<secret>"
+            + _PW
+            + r"*)"
         ),
-        ("curl", "Client("),
-        span_of=_value(),
+        ("curl", "Client(", "-auth", "-cred", "-http-user"),
+        span_of=_user_password,
         reach=LINES,
     ),
     Rule(
@@ -1725,6 +1878,48 @@ RULES: tuple[Rule, ...] = (
         _NAME_LITERALS + ("auth", "login", "private"),
         folded=True,
         span_of=_assignment,
+        reach=LINES,
+    ),
+    Rule(
+        "secret_directive",
+        _rx(
+            r"(?:^|(?<=[ \t;]))(?P<name>[A-Za-z_][\w.-]{1,60})[ \t]+(?P<q>['\"]?)"
+            r"(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)(?=[ \t]*(?:$|[;#\n]))",
+            re.MULTILINE,
+        ),
+        _NAME_LITERALS,
+        folded=True,
+        span_of=_directive,
+        reach=LINES,
+    ),
+    Rule(
+        "spoken_secret",
+        _rx(
+            r"(?i)\b(?P<kind>(?:pin(?:[ \t]+(?:code|number))?|passcode|pass[ \t]+code"
+            r"|combination|(?:door|gate|alarm|access|entry|unlock|safe|lock|garage|keypad)"
+            r"[ \t]+code)s?)\b[^\n.;]{0,40}?(?:\bis\b|:|=)[ \t]*['\"`]?"
+            r"(?P<secret>[\w#*-]*\d[\w#*-]*)"
+            r"|\b(?:recovery|backup|one-time|2fa|mfa|scratch)[ \t]+(?P<codes>codes?)\b[^\n:]{0,60}:"
+            r"[ \t]*(?P<list>[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})*"
+            r"(?:[ \t]*,[ \t]*[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})*)*)"
+            r"|\b(?P<chunk>pass(?:word|phrase|code)?|secret|key|code|token|pin)\b[^\n]{0,60}?"
+            r"(?::|\bis\b|=)[ \t]*['\"`]?(?P<grouped>[A-Za-z0-9]{4}(?P<sep>[ -])[A-Za-z0-9]{4}"
+            r"(?:(?P=sep)[A-Za-z0-9]{4}){2,7})(?![\w-])"
+            r"|\b(?P<seed>seed(?:[ \t]+(?:phrase|words))?|mnemonic"
+            r"|(?:recovery|secret|backup|wallet)[ \t]+(?:phrase|words))\b"
+            r"[^\n:=]{0,50}[:=][ \t]*['\"]?"
+            r"(?P<words>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b"
+        ),
+        ("pin", "code", "combination", "pass", "secret", "key", "token", "seed", "mnemonic"),
+        folded=True,
+        span_of=_spoken,
+        reach=LINES,
+    ),
+    Rule(
+        "url_path_token",
+        _rx(r"\bhttps?://[^\s/?#'\"<>]+(?P<path>/[^\s?#'\"<>)\]]*)"),
+        ("://",),
+        span_of=_url_path_token,
         reach=LINES,
     ),
     Rule(

@@ -205,3 +205,88 @@ def test_a_password_of_hyphenated_words_is_not_taken_for_a_cmdlet() -> None:
     # are what people choose as passwords
     for text in ("DB_PASS=amber-lucky-copper", "password: orchid-delta"):
         assert "[REDACTED:secret_assignment]" in scrub_secrets(text)[0], text
+
+
+HEX32 = "3b9f" + "0c2d" * 7
+GH = "gh" + "p_" + "Zq8xLm4Np2Rs6Tv0Wy3BcD5eF7gH9iJ1kL3m"
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (
+            "https://hooks.example.org/hooks/Ab3xYz9QrT1uVw/k8Lm2Np4Qr6St8Uv0Wx",
+            "k8Lm2Np4Qr6St8Uv0Wx",
+        ),
+        ("curl https://logs.example.org/inputs/" + HEX32 + "/tag/ci/", HEX32),
+        ("POST https://automate.example.org/hooks/catch/8812/a7b3c9d/", "a7b3c9d"),
+        ("RPC=https://rapid-node.example.net/" + HEX32 + "/", HEX32),
+        ("curl -fsS https://ping.example.io/4b1d6f0e-3c2a-4e8b-9f7d-2a6c5e1b0d93", "4b1d6f0e"),
+    ],
+)
+def test_a_capability_urls_path_secret_is_redacted(text: str, value: str) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see https://reactrouter.com/v6/hooks/use-blocker",
+        "https://api.github.com/repos/o/r/hooks/123456789",
+        "https://github.com/o/r/commit/" + "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "![logo](https://camo.githubusercontent.com/" + HEX32 + "/68747470733a2f2f)",
+    ],
+)
+def test_ordinary_url_paths_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("the gate code is 48213#", "48213#"),
+        ("PIN for the release token: 902114", "902114"),
+        ("locker combination: 12-40-33", "12-40-33"),
+        ("backup codes for the org owner: 4kd9a-20fjq, 9x8c2-mm3pq", "4kd9a-20fjq"),
+        ("mail app password is: qzvt wxmk prhb lsdn", "qzvt wxmk prhb lsdn"),
+        ("the wiki bot's application password: ab1c de2f gh3i jk4l", "ab1c de2f gh3i jk4l"),
+        (
+            "seed phrase: oyster fabric minute glove pulse rabbit cloud pencil harbor "
+            "velvet spoon amber",
+            "oyster fabric minute",
+        ),
+        (f"tok = ''.join(['{GH[:14]}', '{GH[14:28]}', '{GH[28:]}'])", GH[14:28]),
+        (f"requirepass {PW}", PW),
+        (f"rclone config create r2 s3 secret_access_key {PW}", PW),
+        ("curl -u Zq8xLm4Np2Rs6Tv0Wy3B:X https://support.example.org/api/v2/tickets", "Zq8xLm4"),
+        ("java -jar cli.jar -auth admin:" + HEX32 + " build", HEX32),
+        ("LD_KEY=sdk-4b1d6f0e-3c2a-4e8b-9f7d-2a6c5e1b0d93 ./run", "4b1d6f0e"),
+        ("the spaces secret key is Vq3Lw8Zt1Mx6/Nk2Rp9Yd4Hs7Gf0Jc5Ba8Ue1Ti3Wo", "Vq3Lw8Zt1Mx6"),
+    ],
+)
+def test_secrets_said_aloud_joined_lists_directives_and_keys_as_users(
+    text: str, value: str
+) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "error code: 1045 (access denied)",
+        "the code is 3x faster since 2.1.0",
+        "PIN 17 is GPIO out",
+        "backup codes are shown once; store them safely",
+        "the key is then sent back to the caller",
+        "recovery phrase: write it down and keep it in a safe place with the other papers",
+        'names = ["alpha", "beta", "gamma"]',
+        "pam_unix - Module for traditional password authentication",
+        "PASS_MIN_DAYS (number)",
+        "- fragments: fix even more edge cases involving token concatenation",
+        "password_file /etc/app/secret.txt",
+        "docker run -u 1000:1000 img",
+        "see src/components/HeaderBar/index.tsx for the secret key is-used check",
+    ],
+)
+def test_prose_lists_and_paths_near_secret_words_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
