@@ -9,6 +9,7 @@ redacted again, so scrubbing scrubbed text changes nothing.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from gitvault.scrub.rules import FINDERS, LINES, RULES, TEXT, Rule, Span
@@ -49,8 +50,9 @@ _MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
 
 
 def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
-    """The stretches of ``text`` to scan for ``rule`` (see ``Rule.reach``); [] when none of its
-    literals occurs."""
+    """The stretches of ``text`` to scan for ``rule`` (see ``Rule.reach``): the union of the
+    windows around each literal's occurrences; [] when none occurs."""
+    lines = rule.reach == LINES
     hits: list[Span] = []
     for literal in rule.literals:
         at = haystack.find(literal)
@@ -58,17 +60,27 @@ def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
             hits.append((at, at + len(literal)))
             if len(hits) > _MAX_WINDOWS:
                 return [(0, len(text))]
-            at = haystack.find(literal, at + 1)
+            if lines:  # another hit on this line has the same window: go on from its end
+                line_end = text.find("\n", at + len(literal))
+                if line_end == -1:
+                    break
+                at = haystack.find(literal, line_end)
+            else:
+                at = haystack.find(literal, at + 1)
     hits.sort()
     windows: list[Span] = []
+    line_end = -1  # the end of the last hit's line: a hit before it has the same window
     for at, stop in hits:
-        if windows and at < windows[-1][1]:
-            continue  # already inside the last window
-        if rule.reach == LINES:
+        if lines:
+            if at < line_end:
+                continue
             start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", stop)  # the end of the literal's line
-            end = -1 if end == -1 else text.find("\n", end + 1)  # and of the line after it
-            end = len(text) if end == -1 else end + 1
+            line_end = text.find("\n", stop)
+            if line_end == -1:
+                line_end = end = len(text)
+            else:  # a match may end on the line after the literal's
+                end = text.find("\n", line_end + 1)
+                end = len(text) if end == -1 else end + 1
         else:  # a match's lookahead may look one character past its end
             start, end = max(0, at - rule.reach), min(len(text), stop + rule.reach + 1)
         if windows and start <= windows[-1][1]:
@@ -80,37 +92,44 @@ def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
 
 # Where a value may have been split: a string closed and reopened ("ghp_ab" + "cd…",
 # "ab"\n"cd" in Python, 'ab' || 'cd' in SQL), a shell line continued with a backslash, a long
-# token wrapped onto the next line (two lines holding only a token each: a terminal, a 76-column
-# base64 file, a quoted e-mail's "> "; only the line break is the join).
+# token wrapped onto the next line (a line holding only a token, the next one starting with
+# one: a terminal, a 76-column base64 file, a quoted e-mail's "> "; only the line break is
+# the join).
 _JOIN = re.compile(
     r"""(['"])[ \t]*(?:\+|\|\||\.)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?\1"""
     r"""|(['"])[ \t]*(?:\+|\|\|)[ \t]*\2"""
     r"""|\\\r?\n[ \t]*"""
     r"""|(?P<cq>['"])[ \t]*,[ \t]*(?P<comma>(?P=cq))"""
-    r"""|(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)(?=[\w+/.-]{6,}=*[ \t]*$))"""
+    r"""|(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)"""
+    r"""(?=[\w+/.-]{6,}=*(?:[ \t]|$)))"""
 )
 
 
-def _joined(text: str) -> list[tuple[int, int, int]]:
+def _joined(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
     """Secrets found only once the pieces of a split value are put back together, as
     ``(start, end, rule)`` spans of ``text`` that cover every piece and what joins them."""
     pieces: list[str] = []
-    where: list[int] = []  # where[i]: the position in text of the joined text's character i
-    junctions: list[int] = []
-    last = 0
+    junctions: list[int] = []  # where in the joined text each piece after the first starts
+    shifts: list[int] = []  # and how far that piece stands further on in text
+    length = last = 0
     for match in _JOIN.finditer(text):
         cut = match.span("cut") if match.start("cut") != -1 else match.span()
         if cut[0] < last or match["comma"] and not _joins_a_list(text, match.start()):
             continue
         pieces.append(text[last : cut[0]])
-        where.extend(range(last, cut[0]))
-        junctions.append(len(where))
+        length += cut[0] - last
+        junctions.append(length)
+        shifts.append(cut[1] - length)
         last = cut[1]
     if not junctions:
         return []
     pieces.append(text[last:])
-    where.extend(range(last, len(text)))
     joined = "".join(pieces)
+
+    def where(at: int) -> int:  # the position in text of the joined text's character at
+        piece = bisect.bisect_right(junctions, at)
+        return at + shifts[piece - 1] if piece else at
+
     out: list[tuple[int, int, int]] = []
     windows: list[list[int]] = []  # only the stretch around each join is scanned again
     for at in junctions:
@@ -120,10 +139,10 @@ def _joined(text: str) -> list[tuple[int, int, int]]:
         else:
             windows.append([start, end])
     for low, high in windows:
-        for start, end, index in _found(joined[low:high]):
+        for start, end, index in _found(joined[low:high], prefilter):
             start, end = start + low, end + low
             if any(start < at < end for at in junctions):  # it spans a join: a split value
-                out.append((where[start], where[end - 1] + 1, index))
+                out.append((where(start), where(end - 1) + 1, index))
     return out
 
 
@@ -149,29 +168,37 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
     return _merged(text, found)
 
 
-def _found(text: str) -> list[tuple[int, int, int]]:
+def reference_spans(text: str) -> list[tuple[int, int, str]]:
+    """``secret_spans`` without any prefilter: every rule's pattern over the whole text, whatever
+    literals it holds (a rule's context words still decide whether it applies). What the
+    prefilters must not change (tests compare the two on every corpus and on corpus texts run
+    together; bench/secrets measures what the prefilters save)."""
+    found = _found(text, prefilter=False)
+    found += _joined(text, prefilter=False)
+    return _merged(text, found)
+
+
+def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
     lower = text.lower()
     exact = len(lower) == len(text)  # lower-casing kept every position (no İ and the like)
     found: list[tuple[int, int, int]] = []
     for index, rule in enumerate(RULES):
-        if rule.context:
+        if rule.context:  # part of the rule: it applies only to a text holding one of these
             for word in rule.context:
                 if word in lower:
                     break
             else:
                 continue
-        haystack = lower if rule.folded else text
-        for literal in rule.literals:
-            if literal in haystack:
-                break
-        else:
-            continue  # none of the rule's literals: skip it
-        if rule.reach == TEXT or (rule.folded and not exact):  # (`lower` positions differ)
+        if not prefilter:
             windows = [(0, len(text))]
-        else:
-            windows = _windows(text, haystack, rule)
+        elif not (windows := _prefiltered(text, lower, exact, rule)):
+            continue
         for start, end in windows:
-            for match in rule.pattern.finditer(text, start, end):
+            at = start
+            while at < end and (match := rule.pattern.search(text, at, end)) is not None:
+                # a match that is not a secret may hide one that starts inside it (``config:
+                # MASTER_KEY=…`` is no assignment to config): look again one character on
+                at = match.start() + 1
                 if (
                     rule.after is not None
                     and match.start()
@@ -181,10 +208,25 @@ def _found(text: str) -> list[tuple[int, int, int]]:
                 span = match.span("secret") if rule.span_of is None else rule.span_of(match)
                 if span is None:
                     continue
-                for start, end in span if isinstance(span, list) else (span,):
-                    if start < end:
-                        found.append((start, end, index))
+                at = max(at, match.end())
+                for low, high in span if isinstance(span, list) else (span,):
+                    if low < high:
+                        found.append((low, high, index))
     return found
+
+
+def _prefiltered(text: str, lower: str, exact: bool, rule: Rule) -> list[Span]:
+    """The stretches of ``text`` where ``rule`` can match: [] when every literal is missing,
+    else the windows around its literals (see ``Rule.reach``)."""
+    haystack = lower if rule.folded else text
+    for literal in rule.literals:
+        if literal in haystack:
+            break
+    else:
+        return []  # none of the rule's literals: skip it
+    if rule.reach == TEXT or (rule.folded and not exact):  # (`lower` positions differ)
+        return [(0, len(text))]
+    return _windows(text, haystack, rule)
 
 
 def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int, str]]:
@@ -209,7 +251,7 @@ def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int
     return [(start, end, RULES[index].kind) for start, end, index in merged]
 
 
-FINDERS.append(lambda decoded: bool(secret_spans(decoded)))  # base64_secret's question
+FINDERS.append(secret_spans)  # what base64_secret and urlencoded_secret ask of decoded text
 
 
 def _apply(text: str, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> str:

@@ -14,7 +14,8 @@ kind                             what is redacted
 ``pem_private_key``              a whole ``-----BEGIN … PRIVATE KEY-----`` … ``-----END …
                                  PRIVATE KEY-----`` block (RSA, EC, DSA, OPENSSH, ENCRYPTED,
                                  PGP … BLOCK), multi-line; without its END line: to the end of
-                                 the text
+                                 its paragraph (the next blank line: a truncated key pasted into
+                                 a session leaves the session's later sections)
 ``aws_access_key_id``            ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` ``AGPA`` ``AIDA`` ``AROA``
                                  ``AIPA`` ``ANPA`` ``ANVA`` ``APKA`` + 16 of ``[A-Z0-9]``
 ``aws_session_token``            ``FwoGZXIvYXdzE…`` / ``IQoJb3JpZ2luX2Vj…`` session tokens
@@ -206,6 +207,9 @@ kind                             what is redacted
 ``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
                                  api key, token, key, creds or credentials in prose (``the admin
                                  password is …``, ``pass to …``, ``token: …``); strict value test
+``urlencoded_secret``            a line holding URL-encoded text (a nested query string, a
+                                 ``%40`` in a password, twice-encoded ``%253D``) decoded and
+                                 searched by these rules; what holds each secret is redacted
 ===============================  ==============================================================
 
 A 40-hex git SHA, a UUID, a version string or an ``sha512-`` integrity hash matches none of
@@ -285,6 +289,9 @@ class LazyPattern:
     def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
         return self.compiled.match(text, pos)
 
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(text, pos, endpos)
+
 
 class Rule(NamedTuple):
     """One kind of secret.
@@ -355,7 +362,7 @@ _PLACEHOLDER_WORDS = frozenset(
 )
 _CODE = re.compile(
     r"(?:\$\{?\w+\}?|\$\(.*|\$\{.*|\$\w+\(.*|(?-i:[A-Z][a-z]+-[A-Z][A-Za-z]+)"
-    r"|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>"
+    r"|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>|(?:env|file|fd):[\w./-]+"
     r"|[\w.]+\(.*\)?|[\w.]+\[.*\]?|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[*x.\u2026\u2022#-]+"
     r"|your[_-].*|\[REDACTED.*|urn:.*|\d{1,10}|[a-z]{1,7})",
     re.IGNORECASE | re.DOTALL,
@@ -1158,17 +1165,18 @@ _COMMAND_FLAGS = {
     (command, flag): form for commands, flag, form in _COMMAND_PASSWORDS for command in commands
 }
 _COMMAND_NAMES = tuple(sorted({command for command, _ in _COMMAND_FLAGS}))
-# what may stand before the command itself: sudo, env, VAR=value, a prompt
-_PREFIX_WORD = re.compile(r"sudo|env|time|nice|nohup|exec|command|\$|#|>|-\S*|\w+=\S*")
+_COMMAND_NAME_SET = frozenset(_COMMAND_NAMES)
 
 
 def _command_of(text: str, at: int) -> str:
-    """The command whose arguments include position ``at``: the first word of its line's
-    pipeline segment after sudo / env / ``VAR=value``, without its directory."""
+    """The command whose arguments include position ``at``: the nearest word before it in its
+    line's pipeline segment that names one of ``_COMMAND_PASSWORDS``' commands (without its
+    directory: ``/usr/bin/zip``), also after prose (``… the backup: zip -P …``)."""
     start = max(text.rfind(sep, 0, at) for sep in ("\n", "|", ";", "&", "$(", "`")) + 1
-    for word in text[start:at].split():
-        if not _PREFIX_WORD.fullmatch(word):
-            return word.rsplit("/", 1)[-1].strip("'\"")
+    for word in reversed(text[start:at].split()):
+        name = word.rsplit("/", 1)[-1].strip("'\"`")
+        if name in _COMMAND_NAME_SET:
+            return name
     return ""
 
 
@@ -1342,8 +1350,9 @@ def _setter(match: re.Match[str]) -> Span | None:
     return match.span(group) if looks_like_value(match[group], words=True) else None
 
 
-FINDERS: list[Callable[[str], bool]] = []
-"""Set by the engine: does a text hold a secret (what ``base64_secret`` asks of decoded text)."""
+FINDERS: list[Callable[[str], list[tuple[int, int, str]]]] = []
+"""Set by the engine: the secrets in a text (what ``base64_secret`` and ``urlencoded_secret``
+ask of the text they decode)."""
 
 _PRINTABLE = re.compile(r"[\x20-\x7e\t\n\r]*")
 
@@ -1356,6 +1365,42 @@ def _base64_secret(match: re.Match[str]) -> Span | None:
         return None
     decoded = _decoded_text(value)
     return match.span() if decoded is not None and FINDERS[0](decoded) else None
+
+
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})|\+")
+
+
+def _percent_decoded(text: str, start: int, end: int) -> tuple[str, list[int]]:
+    """``text[start:end]`` with %XX escapes and ``+`` decoded, and where each decoded
+    character stands in ``text``."""
+    out: list[str] = []
+    where: list[int] = []
+    at = start
+    for escape in _PERCENT.finditer(text, start, end):
+        out.append(text[at : escape.start()])
+        where.extend(range(at, escape.start()))
+        out.append(chr(int(escape[1], 16)) if escape[1] else " ")
+        where.append(escape.start())
+        at = escape.end()
+    out.append(text[at:end])
+    where.extend(range(at, end))
+    return "".join(out), where
+
+
+def _urlencoded_secret(match: re.Match[str]) -> list[Span] | None:
+    """A secret inside URL-encoded text (``next=https%3A%2F%2F…%3Faccess_token%3Dghp_…``, a
+    password with ``%40`` in it, twice-encoded ``%253D``): a line holding an escape is decoded
+    and searched like any text (once per line: twice-encoded text is decoded again by the
+    search), and what holds each secret there is redacted here."""
+    text = match.string
+    decoded, where = _percent_decoded(text, match.start(), match.end())
+    if not FINDERS or decoded == match.group():
+        return None
+    spans = []
+    for start, end, _kind in FINDERS[0](decoded):
+        last = where[end - 1]
+        spans.append((where[start], last + (3 if text.startswith("%", last) else 1)))
+    return spans or None
 
 
 def _decoded_text(value: str) -> str | None:
@@ -1434,7 +1479,7 @@ RULES: tuple[Rule, ...] = (
         "pem_private_key",
         _rx(
             r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?!\n[ \t]*\r?\n).)*)",
             re.DOTALL,
         ),
         ("PRIVATE KEY",),
@@ -1884,7 +1929,8 @@ RULES: tuple[Rule, ...] = (
         "secret_directive",
         _rx(
             r"(?:^|(?<=[ \t;]))(?P<name>[A-Za-z_][\w.-]{1,60})[ \t]+(?P<q>['\"]?)"
-            r"(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)(?=[ \t]*(?:$|[;#\n]))",
+            r"(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
+            r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
             re.MULTILINE,
         ),
         _NAME_LITERALS,
@@ -2015,7 +2061,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "table_column",
         _rx(
-            r"(?m)^[ \t]*\|(?P<head>[^\n]*\|)[ \t]*\r?\n[ \t]*\|[ \t]*:?-{3,}[-:| \t]*\r?\n"
+            r"(?m)^[^\n|]*\|(?P<head>[^\n]*\|)[ \t]*\r?\n[ \t]*\|[ \t]*:?-{3,}[-:| \t]*\r?\n"
             r"(?P<body>(?:[ \t]*\|[^\n]*(?:\n|$))+)"
         ),
         ("|-", "| -", "|:"),
@@ -2045,13 +2091,19 @@ RULES: tuple[Rule, ...] = (
         _rx(
             r"(?i)(?<![a-z0-9])(?:pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
             r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])(?:\s*\([^)\n]{0,30}\))?"
-            r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|)\s*"
+            r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|(?=\s))\s*"
             r"['\"`]?(?P<secret>[^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})"
         ),
         ("pass", "pw", "secret", "key", "token", "cred"),
         folded=True,
         span_of=_value(strict=True),
         reach=LINES,
+    ),
+    Rule(
+        "urlencoded_secret",
+        _rx(r"[^\n]*%[0-9A-Fa-f]{2}[^\n]*"),
+        ("%",),
+        span_of=_urlencoded_secret,
     ),
 )
 

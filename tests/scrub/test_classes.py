@@ -290,3 +290,52 @@ def test_secrets_said_aloud_joined_lists_directives_and_keys_as_users(
 )
 def test_prose_lists_and_paths_near_secret_words_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a rejected match (config: … is no assignment) hid the assignment inside it
+        f"- Keep the credential in the deploy config: MASTER_KEY={PW} (m1)",
+        # a literal on the last line of another literal's window did not reach the next line
+        f"## Key Decisions\n- kept: cat config/master.key\n{HEX32} (m1)",
+        # a command after prose, a value with words after it, a table after prose
+        f"- the dump: zip -r -P {PW} dump.zip (see ticket)",
+        f"- redis.conf has requirepass {PW} (rotated)",
+        f"- Keep it: | host | password |\n|---|---|\n| db1 | {PW} | (m1)",
+    ],
+)
+def test_a_secret_inside_prose_is_found_as_on_its_own(text: str) -> None:
+    assert redacted(text), scrub_secrets(text)[0]
+
+
+def test_a_token_wrapped_over_lines_with_words_after_it_is_redacted_whole() -> None:
+    head, tail = GH[:20], GH[20:]
+    text = f"- the token:\n{head}\n{tail} (m1)"
+    cleaned, _ = scrub_secrets(text)
+    assert head not in cleaned and tail not in cleaned, cleaned
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("GET /cb?next=%2Fapp%3Faccess_token%3D" + GH + " HTTP/1.1", GH),
+        ("redis://:" + "Pa%24%24" + "w0rd9x%21@cache:6379/0", "w0rd9x"),
+        ("GET /r?cfg=key%253D" + GH + "%2526mode%253Dlive", GH[4:]),
+    ],
+)
+def test_a_secret_inside_url_encoded_text_is_redacted(text: str, value: str) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(e.g. `https://user:p%40ss@host`), the decoded value is what now goes on the wire",
+        "progress 45%2F done, see https://example.org/a%20b",
+        "commit sha256-000000000000000000000000000000000/PW012345A=",
+        "openssl enc -aes-256-cbc -pass env:BACKUP_PASS -in a",
+    ],
+)
+def test_encoded_text_hashes_and_references_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
