@@ -498,19 +498,24 @@ def looks_random(token: str) -> bool:
     runs = _ALNUM_RUN.findall(token)
     uuid = _UUID_IN.search(token)
     if uuid:
-        head = token[: uuid.start()].rstrip("-_").lower()
-        return uuid.end() == len(token) and head in _UUID_KEY_HEADS
-    if len(runs) > 8:
+        heads = _ALNUM_RUN.findall(token[: uuid.start()].lower())
+        rest = token[uuid.end() :]
+        return (
+            bool(heads) and heads[0] in _UUID_KEY_HEADS and (not rest or _EXTENSION.fullmatch(rest))
+        )
+    if runs and runs[0].lower() in _ID_PREFIXES and len(runs[0]) < len(token):
         return False
+    if len(runs) > 8 or len(max(runs, key=len)) < 16:
+        return _segmented_random(token, runs)
     body = max(runs, key=len)
-    if len(body) < 16 or (runs[0] is not body and runs[0].lower() in _ID_PREFIXES):
+    if runs[0] is not body and runs[0].lower() in _ID_PREFIXES:
         return False
     heads = {run.lower() for run in runs if len(run) < 8}  # a prefix, a file's extension
     if _HEX_RUN.fullmatch(body):
         head = runs[0].lower() if runs[0] is not body else ""
         return (
             len(body) >= 32
-            and head.isalpha()
+            and head[:1].isalpha()
             and (2 <= len(head) <= 4 or bool(heads & _SECRETISH_HEADS))
             and sum(c.isdigit() for c in body) >= 4
         )
@@ -529,11 +534,46 @@ def looks_random(token: str) -> bool:
             return False
         if n / pieces >= (3.4 if n >= 24 else 4.0):  # 1 random token in 1,000 or fewer
             return False
-        return digits >= 2 and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
+        enough = digits >= (1 if n >= 24 else 2)  # base64url of 24+ has no digit 1 time in 50
+        return enough and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
     if (upper or lower) and digits:  # base36 of one case
         share = digits / n
         return n >= 24 and 0.15 <= share <= 0.7 and _entropy(core) >= 3.7
     return False
+
+
+_SEPARATED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
+
+
+def _segmented_random(token: str, runs: list[str]) -> bool:
+    """Base64url text, where ``-`` and ``_`` are letters of the alphabet rather than separators
+    (``YCAJEz1EPj-LKi6rTh0pDaT8_``, ``t1.9euelZDSm_xcCx…``): after a short head (``t1.``,
+    ``token-``) and without a file's extension, the letters and digits that read as
+    random by the base62 test (20 or more), with no run of them a word."""
+    parts = token.split(".")
+    if len(parts) > 1 and len(parts[-1]) <= 5 and parts[-1].isalpha():
+        parts = parts[:-1]  # a file's extension
+    tail = max(parts, key=len)
+    if not _SEPARATED.fullmatch(tail.strip("-_")):
+        return False
+    pieces = _ALNUM_RUN.findall(tail)
+    while pieces and len(pieces[0]) < 8 and (pieces[0].islower() or pieces[0].isdigit()):
+        pieces = pieces[1:]  # a lettered head: token-, bb_live_
+    core = "".join(pieces)
+    n = len(core)
+    if n < 20 or any(_PLAIN_RUN.fullmatch(piece) for piece in pieces):
+        return False
+    digits = sum(c.isdigit() for c in core)
+    upper = sum(c.isupper() for c in core)
+    lower = n - digits - upper
+    wordish = sum(len(m) for m in _WORDISH.findall(core))
+    if wordish > n * 0.4 or n / len(_PIECE.findall(core)) >= 3.4:
+        return False
+    enough = digits >= (1 if n >= 24 else 2)
+    return enough and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
+
+
+_PLAIN_RUN = re.compile(r"[a-z]{3,}|[A-Z][a-z]{2,}")  # a word among the pieces
 
 
 # a hash's label right before the token: ``sha256=…`` (a wheel's RECORD), ``"integrity":

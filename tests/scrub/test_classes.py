@@ -339,3 +339,32 @@ def test_a_secret_inside_url_encoded_text_is_redacted(text: str, value: str) -> 
 )
 def test_encoded_text_hashes_and_references_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "backup/token-" + "YCBJQz1EPj-LKi6rTh0pDaT8_" + ".json",  # base64url: - and _ are letters
+        "config/t1." + "9euelZDSm_xcCxFFJBKSwXdOPNjDWgfOOKTcXxpeC1RY2ij__EfmyHCpmLD8GmQj",
+        "backup/token-zzx_pat_" + "dVJ1YQQQkJdUQVbxUVCrzZyYjLGdHgMo" + ".json",  # one digit in 32
+        "leak/api-" + "0d71eec1-e0c2-4b04-8211-2c12a8450c30" + ".txt",  # a key's UUID, a file
+        "leak/lsv9_pt_" + "f077b4cb2c5af58b0cfd5158e4e1e0b3_9027592aa4" + ".txt",
+    ],
+)
+def test_a_committed_file_named_with_a_token_is_redacted(name: str) -> None:
+    cleaned, found = scrub_secrets(f"- {name} (+1 -0)")
+    assert found and "[REDACTED:random_token]" in cleaned, cleaned
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "usr/share/doc/python3-some-long-package-name_2.1.0-1_all.deb",
+        "src/components/Header_Bar-Links_v2/index.tsx",
+        "tests/test_parse_HTTPResponseHeaders_with_unicode_names.py",
+        "request-0d71eec1-e0c2-4b04-8211-2c12a8450c30.log",  # an id's UUID
+        "GUID-0d71eec1-e0c2-4b04-8211-2c12a8450c30",
+    ],
+)
+def test_ordinary_file_names_are_kept(name: str) -> None:
+    assert kept(f"- {name} (+1 -0)"), scrub_secrets(name)[0]
