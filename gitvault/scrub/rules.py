@@ -498,11 +498,10 @@ def looks_random(token: str) -> bool:
     runs = _ALNUM_RUN.findall(token)
     uuid = _UUID_IN.search(token)
     if uuid:
-        heads = _ALNUM_RUN.findall(token[: uuid.start()].lower())
+        first = _ALNUM_RUN.findall(token[: uuid.start()].lower())[:1]
         rest = token[uuid.end() :]
-        return (
-            bool(heads) and heads[0] in _UUID_KEY_HEADS and (not rest or _EXTENSION.fullmatch(rest))
-        )
+        ext = not rest or _EXTENSION.fullmatch(rest) is not None
+        return ext and bool(first) and first[0] in _UUID_KEY_HEADS
     if runs and runs[0].lower() in _ID_PREFIXES and len(runs[0]) < len(token):
         return False
     if len(runs) > 8 or len(max(runs, key=len)) < 16:
