@@ -49,40 +49,77 @@ _MARKER = re.compile(r"\[REDACTED:[^\]\n]*\]")
 _MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
 
 
-def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
-    """The stretches of ``text`` to scan for ``rule`` (see ``Rule.reach``): the union of the
-    windows around each literal's occurrences; [] when none occurs."""
-    lines = rule.reach == LINES
-    hits: list[Span] = []
-    for literal in rule.literals:
-        at = haystack.find(literal)
-        while at != -1:
-            hits.append((at, at + len(literal)))
-            if len(hits) > _MAX_WINDOWS:
-                return [(0, len(text))]
-            if lines:  # another hit on this line has the same window: go on from its end
-                line_end = text.find("\n", at + len(literal))
-                if line_end == -1:
-                    break
-                at = haystack.find(literal, line_end)
-            else:
+class _Scan:
+    """What the rules share about one text: its lower-cased form, where each literal occurs
+    (found once for every rule that names it), where its lines start."""
+
+    __slots__ = ("text", "lower", "exact", "_hits", "_lines")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lower = text.lower()
+        self.exact = len(self.lower) == len(text)  # lower-casing kept every position (no İ)
+        self._hits: dict[tuple[str, bool], list[int]] = {}
+        self._lines: list[int] | None = None
+
+    def hits(self, literal: str, folded: bool) -> list[int]:
+        """Where ``literal`` occurs, at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
+        found = self._hits.get((literal, folded))
+        if found is None:
+            haystack = self.lower if folded else self.text
+            found = []
+            at = haystack.find(literal)
+            while at != -1 and len(found) <= _MAX_WINDOWS:
+                found.append(at)
                 at = haystack.find(literal, at + 1)
+            self._hits[literal, folded] = found
+        return found
+
+    def line_starts(self) -> list[int]:
+        if self._lines is None:
+            text = self.text
+            starts = [0]
+            at = text.find("\n")
+            while at != -1:
+                starts.append(at + 1)
+                at = text.find("\n", at + 1)
+            starts.append(len(text) + 1)  # (past the end: the last line's end)
+            self._lines = starts
+        return self._lines
+
+
+def _windows(scan: _Scan, rule: Rule) -> list[Span]:
+    """The stretches of the text to scan for ``rule`` (see ``Rule.reach``): the union of the
+    windows around each literal's occurrences; [] when none occurs."""
+    hits: list[int] = []
+    widths: dict[int, int] = {}
+    for literal in rule.literals:
+        for at in scan.hits(literal, rule.folded):
+            hits.append(at)
+            widths[at] = max(widths.get(at, 0), len(literal))
+        if len(hits) > _MAX_WINDOWS:
+            return [(0, len(scan.text))]
+    if not hits:
+        return []
     hits.sort()
+    size = len(scan.text)
     windows: list[Span] = []
-    line_end = -1  # the end of the last hit's line: a hit before it has the same window
-    for at, stop in hits:
-        if lines:
-            if at < line_end:
+    if rule.reach == LINES:  # the literal's line and the next: a match may end there
+        starts = scan.line_starts()
+        last = -1
+        for at in hits:
+            line = bisect.bisect_right(starts, at) - 1
+            if line == last:
                 continue
-            start = text.rfind("\n", 0, at) + 1
-            line_end = text.find("\n", stop)
-            if line_end == -1:
-                line_end = end = len(text)
-            else:  # a match may end on the line after the literal's
-                end = text.find("\n", line_end + 1)
-                end = len(text) if end == -1 else end + 1
-        else:  # a match's lookahead may look one character past its end
-            start, end = max(0, at - rule.reach), min(len(text), stop + rule.reach + 1)
+            last = line
+            start, end = starts[line], min(size, starts[min(line + 2, len(starts) - 1)])
+            if windows and start <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+            else:
+                windows.append((start, end))
+        return windows
+    for at in hits:  # a match's lookahead may look one character past its end
+        start, end = max(0, at - rule.reach), min(size, at + widths[at] + rule.reach + 1)
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], max(windows[-1][1], end))
         else:
@@ -169,8 +206,9 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def reference_spans(text: str) -> list[tuple[int, int, str]]:
-    """``secret_spans`` without any prefilter: every rule's pattern over the whole text, whatever
-    literals it holds (a rule's context words still decide whether it applies). What the
+    """``secret_spans`` without any prefilter: every rule's plain pattern (not ``gated``) over
+    the whole text, whatever literals it holds (a rule's context words still decide whether it
+    applies). What the
     prefilters must not change (tests compare the two on every corpus and on corpus texts run
     together; bench/secrets measures what the prefilters save)."""
     found = _found(text, prefilter=False)
@@ -179,23 +217,23 @@ def reference_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
-    lower = text.lower()
-    exact = len(lower) == len(text)  # lower-casing kept every position (no İ and the like)
+    scan = _Scan(text)
     found: list[tuple[int, int, int]] = []
     for index, rule in enumerate(RULES):
         if rule.context:  # part of the rule: it applies only to a text holding one of these
             for word in rule.context:
-                if word in lower:
+                if word in scan.lower:
                     break
             else:
                 continue
         if not prefilter:
             windows = [(0, len(text))]
-        elif not (windows := _prefiltered(text, lower, exact, rule)):
+        elif not (windows := _prefiltered(scan, rule)):
             continue
+        pattern = rule.gated if prefilter and rule.gated is not None else rule.pattern
         for start, end in windows:
             at = start
-            while at < end and (match := rule.pattern.search(text, at, end)) is not None:
+            while at < end and (match := pattern.search(text, at, end)) is not None:
                 # a match that is not a secret may hide one that starts inside it (``config:
                 # MASTER_KEY=…`` is no assignment to config): look again one character on
                 at = match.start() + 1
@@ -215,18 +253,16 @@ def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
     return found
 
 
-def _prefiltered(text: str, lower: str, exact: bool, rule: Rule) -> list[Span]:
-    """The stretches of ``text`` where ``rule`` can match: [] when every literal is missing,
+def _prefiltered(scan: _Scan, rule: Rule) -> list[Span]:
+    """The stretches of the text where ``rule`` can match: [] when every literal is missing,
     else the windows around its literals (see ``Rule.reach``)."""
-    haystack = lower if rule.folded else text
-    for literal in rule.literals:
-        if literal in haystack:
-            break
-    else:
+    if rule.reach == TEXT or (rule.folded and not scan.exact):  # (`lower` positions differ)
+        haystack = scan.lower if rule.folded else scan.text
+        for literal in rule.literals:
+            if literal in haystack:
+                return [(0, len(scan.text))]
         return []  # none of the rule's literals: skip it
-    if rule.reach == TEXT or (rule.folded and not exact):  # (`lower` positions differ)
-        return [(0, len(text))]
-    return _windows(text, haystack, rule)
+    return _windows(scan, rule)
 
 
 def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int, str]]:

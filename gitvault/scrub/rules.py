@@ -249,6 +249,7 @@ import binascii
 import math
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -304,7 +305,10 @@ class Rule(NamedTuple):
     ``after``: a character class that must not come right before the match (a token glued to a
     word is not a token; checked here rather than by a look-behind, which would stop the regex
     engine from searching for the pattern's literal prefix). ``span_of`` picks (and checks) the
-    value to replace; without it the group ``secret`` is replaced.
+    value to replace; without it the group ``secret`` is replaced. ``gated``: the pattern with
+    look-aheads that rule out, inside the regex engine, what ``span_of`` would refuse anyway (a
+    name without a secret word, a token without a digit); the filter searches with it,
+    ``engine.reference_spans`` with ``pattern`` (a test keeps the two results equal).
     """
 
     kind: str
@@ -315,6 +319,7 @@ class Rule(NamedTuple):
     context: tuple[str, ...] = ()
     after: re.Pattern[str] | LazyPattern | None = None
     span_of: SpanOf | None = None
+    gated: LazyPattern | None = None
 
 
 # ----------------------------------------------------------------------------- value checks
@@ -383,7 +388,19 @@ _LETTER = re.compile(r"[a-zA-Z]")
 
 def _entropy(value: str) -> float:
     size = len(value)
-    return -sum(n / size * math.log2(n / size) for n in (value.count(c) for c in set(value)))
+    return -sum(n / size * math.log2(n / size) for n in Counter(value).values())
+
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_NO_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _digits(ascii_text: str) -> int:
+    return len(ascii_text) - len(ascii_text.translate(_NO_DIGITS))
+
+
+def _upper(ascii_text: str) -> int:
+    return len(ascii_text) - len(ascii_text.translate(_NO_UPPER))
 
 
 def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -> bool:
@@ -516,15 +533,15 @@ def looks_random(token: str) -> bool:
             len(body) >= 32
             and head[:1].isalpha()
             and (2 <= len(head) <= 4 or bool(heads & _SECRETISH_HEADS))
-            and sum(c.isdigit() for c in body) >= 4
+            and _digits(body) >= 4
         )
     segments = [run for run in runs if len(run) >= 8]  # the random part
     core = "".join(segments)
     n = len(core)
     if n < (16 if heads else 20):
         return False
-    digits = sum(c.isdigit() for c in core)
-    upper = sum(c.isupper() for c in core)
+    digits = _digits(core)
+    upper = _upper(core)
     lower = n - digits - upper
     if upper and lower:  # base62: few word-like runs, not a camel-case name (XftTextRender16LE)
         wordish = sum(len(m) for seg in segments for m in _WORDISH.findall(seg))
@@ -562,8 +579,8 @@ def _segmented_random(token: str, runs: list[str]) -> bool:
     n = len(core)
     if n < 20 or any(_PLAIN_RUN.fullmatch(piece) for piece in pieces):
         return False
-    digits = sum(c.isdigit() for c in core)
-    upper = sum(c.isupper() for c in core)
+    digits = _digits(core)
+    upper = _upper(core)
     lower = n - digits - upper
     wordish = sum(len(m) for m in _WORDISH.findall(core))
     if wordish > n * 0.4 or n / len(_PIECE.findall(core)) >= 3.4:
@@ -607,6 +624,8 @@ _PUBLIC_NAME = re.compile(r"(?i)(?:public|publishable)[\w.-]*[\"']?\s*[:=]\s*[\"
 def _random_token(match: re.Match[str]) -> Span | None:
     start, end = match.span()
     text = match.string
+    if not _DIGIT_OR_UUID.search(match.group()):  # what every branch of looks_random wants
+        return None
     if not looks_random(match.group()) or _in_base64_blob(text, start, end):
         return None
     if _PUBLIC_NAME.search(text, max(0, start - 40), start):
@@ -620,6 +639,7 @@ def _random_token(match: re.Match[str]) -> Span | None:
 
 
 _EXTENSION = re.compile(r"(?:\.[A-Za-z][A-Za-z0-9]{0,4})+$")
+_DIGIT_OR_UUID = re.compile(r"\d|[a-fA-F]{8}-[a-fA-F]{4}-[a-fA-F]{4}-")
 
 
 def _decodes_to_user_password(value: str) -> bool:
@@ -774,7 +794,12 @@ _DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is"})
 # every secret name holds one of these (lower-cased): a text without any holds no secret name
 _NAME_LITERALS: tuple[str, ...] = (
     *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
+    "private",
 )
+# the same inside a regex, at the start of a name: a name without any is no secret name
+_NAME_GATE = r"(?=[\w.-]*?(?i:" + "|".join(_NAME_LITERALS) + "))"
+# and what an assignment also reads: a login pair under an auth / login name
+_ASSIGN_GATE = r"(?=[\w.-]*?(?i:" + "|".join((*_NAME_LITERALS, "auth", "login")) + "))"
 
 
 def _name_parts(name: str) -> list[str]:
@@ -807,12 +832,14 @@ def _names_itself(name: str, value: str) -> bool:
 
 
 # NAME = value, NAME: value, "NAME": "value", export NAME='value' (the operator on NAME's line).
-_ASSIGN = LazyPattern(
-    r"(?P<name>(?<![\w.-])[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
+_ASSIGN_TAIL = (
+    r"[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
     r"(?:\*\*)?[ \t]*"
     r"(?:(?:[bBrRuU]{1,2}(?=['\"]))?(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)"
     r"|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
 )
+_ASSIGN = LazyPattern(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
+_ASSIGN_GATED = LazyPattern(r"(?P<name>(?<![\w.-])" + _ASSIGN_GATE + _ASSIGN_TAIL)
 _TEMPLATE = re.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
 
 
@@ -903,8 +930,8 @@ def _keyish(value: str) -> bool:
     of each), high entropy, few word-like runs; never a UUID."""
     if len(value) < 20 or not _TOKEN_CHARS.fullmatch(value) or _UUID_IN.search(value):
         return False
-    digits = sum(c.isdigit() for c in value)
-    letters = sum(c.isalpha() for c in value)
+    digits = _digits(value)
+    letters = len(value) - digits - value.count("_") - value.count("-")
     wordish = sum(len(m) for m in _WORDISH.findall(value))
     return digits >= 4 and letters >= 4 and wordish <= len(value) * 0.4 and _entropy(value) >= 3.5
 
@@ -1751,6 +1778,12 @@ RULES: tuple[Rule, ...] = (
         _rx(r"(?<![\w+/-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])"),
         ("",),
         span_of=_base64_secret,
+        # base64 of text: every fourth character encodes a byte's top six bits, and a tab, a
+        # line break or a printable ASCII byte puts them in C, D or I-f
+        gated=_rx(
+            r"(?<![\w+/-])(?=[A-Za-z0-9+/_-]{16})(?:[CDI-Za-f][A-Za-z0-9+/_-]{3})+"
+            r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{0,2})?={0,2}(?![\w+/=-])"
+        ),
     ),
     Rule(
         "random_token",
@@ -1839,14 +1872,19 @@ RULES: tuple[Rule, ...] = (
             r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]{2,40})(?P<op>=|[ \t]+)(?P<q>['\"]?)"
             r"(?P<secret>[^\s'\"`]{4,})"
         ),
-        ("-",),
+        _NAME_LITERALS,
+        folded=True,
         span_of=_secret_flag,
         reach=LINES,
+        gated=_rx(
+            r"(?<![\w-])--?(?P<name>" + _NAME_GATE + r"[A-Za-z][\w.-]{2,40})(?P<op>=|[ \t]+)"
+            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`]{4,})"
+        ),
     ),
     Rule(
         "short_flag_secret",
         _rx(r"(?<![\w-])-[pwkaP][ \t]+['\"]?(?P<secret>[^\s'\"`]{8,})"),
-        ("-",),
+        ("-p ", "-w ", "-k ", "-a ", "-P ", "-p\t", "-w\t", "-k\t", "-a\t", "-P\t"),
         span_of=_value(strict=True),
         reach=LINES,
     ),
@@ -1959,10 +1997,11 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "secret_assignment",
         _ASSIGN,
-        _NAME_LITERALS + ("auth", "login", "private"),
+        (*_NAME_LITERALS, "auth", "login"),
         folded=True,
         span_of=_assignment,
         reach=LINES,
+        gated=_ASSIGN_GATED,
     ),
     Rule(
         "secret_directive",
@@ -1976,6 +2015,12 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_directive,
         reach=LINES,
+        gated=_rx(
+            r"(?:^|(?<=[ \t;]))(?P<name>" + _NAME_GATE + r"[A-Za-z_][\w.-]{1,60})[ \t]+"
+            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
+            r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
+            re.MULTILINE,
+        ),
     ),
     Rule(
         "spoken_secret",
@@ -2006,6 +2051,12 @@ RULES: tuple[Rule, ...] = (
         ("://",),
         span_of=_url_path_token,
         reach=LINES,
+        # a path with a keyword segment before another segment, or a UUID / hex whole path
+        gated=_rx(
+            r"\bhttps?://[^\s/?#'\"<>]+(?P<path>(?=(?:/[^\s?#'\"<>)\]/]*)*?"
+            r"/(?i:hooks?|webhooks?|inputs|catch|keys?|tokens?|secrets?|apikey)/[^/\s?#'\"<>)\]]"
+            r"|/[0-9a-fA-F-]{32,}/*(?![^\s?#'\"<>)\]]))/[^\s?#'\"<>)\]]*)"
+        ),
     ),
     Rule(
         "command_password",
@@ -2072,6 +2123,12 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_setter,
         reach=LINES,
+        gated=_rx(
+            r"(?<![\w$])(?P<name>(?=\w*?(?i:" + "|".join(_NAME_LITERALS) + r"))[A-Za-z_]\w*)"
+            r"[ \t]*\([ \t]*(?P<q>['\"])(?P<secret>[^'\"\n]+)(?P=q)[ \t]*\)"
+            r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
+            r"(?P<svalue>[^'\"\n]+)(?P=sq)"
+        ),
     ),
     Rule(
         "named_value",
