@@ -86,10 +86,7 @@ def _scrubbed_message(message: str, redact: _Redactor | None = None) -> tuple[st
     message is redacted at once: scrubbed apart, a secret across the two was missed (``cat
     config/master.key`` / the key on the next line, a table whose header is the subject, a
     token wrapped onto the next line)."""
-    if redact is None:
-        message = scrub_secrets(message)[0]
-    else:
-        message = redact(message)
+    message = scrub_secrets(message)[0] if redact is None else redact(message)
     parts = message.split("\n", 1)
     return parts[0].strip(), parts[1].strip("\n") if len(parts) > 1 else ""
 

@@ -75,6 +75,16 @@ class _Scan:
             self._hits[literal, folded] = found
         return found
 
+    def next_line(self, line: int) -> int:
+        """The first line after ``line`` holding more than spaces (a match's whitespace may
+        bridge blank lines), or the last line."""
+        starts, text = self.line_starts(), self.text
+        last = len(starts) - 2
+        nxt = line + 1
+        while nxt < last and not text[starts[nxt] : starts[nxt + 1] - 1].strip():
+            nxt += 1
+        return min(nxt, last)
+
     def line_starts(self) -> list[int]:
         if self._lines is None:
             text = self.text
@@ -104,7 +114,7 @@ def _windows(scan: _Scan, rule: Rule) -> list[Span]:
     hits.sort()
     size = len(scan.text)
     windows: list[Span] = []
-    if rule.reach == LINES:  # the literal's line and the next: a match may end there
+    if rule.reach == LINES:  # the literal's line and the next that is not blank
         starts = scan.line_starts()
         last = -1
         for at in hits:
@@ -112,7 +122,7 @@ def _windows(scan: _Scan, rule: Rule) -> list[Span]:
             if line == last:
                 continue
             last = line
-            start, end = starts[line], min(size, starts[min(line + 2, len(starts) - 1)])
+            start, end = starts[line], min(size, starts[scan.next_line(line) + 1])
             if windows and start <= windows[-1][1]:
                 windows[-1] = (windows[-1][0], max(windows[-1][1], end))
             else:

@@ -261,7 +261,8 @@ SpanOf = Callable[[re.Match[str]], "Span | list[Span] | None"]
 TEXT = -1
 """``Rule.reach``: scan the whole text."""
 LINES = 0
-"""``Rule.reach``: scan the lines that hold a literal, each with the line after it."""
+"""``Rule.reach``: scan the lines that hold a literal, each with the next line that is not
+blank (and the blank lines between)."""
 
 
 class LazyPattern:
@@ -300,8 +301,9 @@ class Rule(NamedTuple):
     ``literals``: one of them occurs in every match (looked for in the lower-cased text when
     ``folded``), so a text without any of them skips the rule. ``reach`` says what is scanned
     when one does: the whole text (``TEXT``), the lines holding a literal (``LINES``: a match
-    starts on such a line and ends by the next one), or ``n`` characters either side of each
-    literal. ``context``: lower-case words one of which must occur anywhere in the text.
+    starts on such a line and ends by the next line that is not blank), or ``n`` characters
+    either side of each literal. ``context``: lower-case words one of which must occur
+    anywhere in the text.
     ``after``: a character class that must not come right before the match (a token glued to a
     word is not a token; checked here rather than by a look-behind, which would stop the regex
     engine from searching for the pattern's literal prefix). ``span_of`` picks (and checks) the
@@ -380,6 +382,7 @@ _NOT_PROSE_VALUE = re.compile(
     r"v?\d+(?:\.\d+)+\S*|[0-9a-f]{7,31}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9A-F]{40}"
     r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.-]+@[\w.-]+|\S*://\S*"
     r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
+    r"|\d{4}-\d{2}-\d{2}[\w.:+-]*"  # a date, a date-led name (a session's slug: 2026-12-01-…)
 )
 _CLASSES = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d"), re.compile(r"[^\w]"))
 _DIGIT = re.compile(r"\d")
@@ -654,6 +657,21 @@ def _value(strict: bool = False) -> SpanOf:
         return match.span("secret") if looks_like_value(match["secret"], strict) else None
 
     return span_of
+
+
+_NEXT_VALUE = re.compile(r"\s+['\"`]?([^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})")
+
+
+def _prose(match: re.Match[str]) -> Span | None:
+    """The value a secret word leads to in prose (strict test). When the value the pattern
+    reached across other words (``key … (s:2026-…)``) is none, the word right after the secret
+    word may be (``--key EXO1e02…``)."""
+    if looks_like_value(match["secret"], strict=True):
+        return match.span("secret")
+    near = _NEXT_VALUE.match(match.string, match.end("word"))
+    if near and near.start(1) < match.start("secret") and looks_like_value(near[1], strict=True):
+        return near.span(1)
+    return None
 
 
 def _user_password(match: re.Match[str]) -> Span | None:
@@ -2185,14 +2203,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "prose_secret",
         _rx(
-            r"(?i)(?<![a-z0-9])(?:pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
+            r"(?i)(?<![a-z0-9])(?P<word>pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
             r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])(?:\s*\([^)\n]{0,30}\))?"
             r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|(?=\s))\s*"
             r"['\"`]?(?P<secret>[^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})"
         ),
         ("pass", "pw", "secret", "key", "token", "cred"),
         folded=True,
-        span_of=_value(strict=True),
+        span_of=_prose,
         reach=LINES,
     ),
     Rule(

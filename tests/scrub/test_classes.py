@@ -368,3 +368,11 @@ def test_a_committed_file_named_with_a_token_is_redacted(name: str) -> None:
 )
 def test_ordinary_file_names_are_kept(name: str) -> None:
     assert kept(f"- {name} (+1 -0)"), scrub_secrets(name)[0]
+
+
+def test_a_citation_is_no_prose_value_and_the_word_after_the_secret_word_is_tried() -> None:
+    # a digest line: "key … (s:<slug>)" took the citation for the key's value and kept the key
+    text = "- exo config add --key EXO1e02a40cc0c7f38dcdf723f3 (m0) (s:2026-12-01-1000-planted-0)"
+    cleaned, _ = scrub_secrets(text)
+    assert "EXO1e02a40cc0c7f38dcdf723f3" not in cleaned
+    assert cleaned.endswith("(s:2026-12-01-1000-planted-0)"), cleaned
