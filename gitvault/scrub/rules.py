@@ -1454,21 +1454,25 @@ def _base64_secret(match: re.Match[str]) -> Span | None:
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})|\+")
 
 
-def _percent_decoded(text: str, start: int, end: int) -> tuple[str, list[int]]:
+def _percent_decoded(text: str, start: int, end: int) -> tuple[str, list[int], list[int]]:
     """``text[start:end]`` with %XX escapes and ``+`` decoded, and where each decoded
-    character stands in ``text``."""
+    character starts and ends in ``text``."""
     out: list[str] = []
-    where: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
     at = start
     for escape in _PERCENT.finditer(text, start, end):
         out.append(text[at : escape.start()])
-        where.extend(range(at, escape.start()))
+        starts.extend(range(at, escape.start()))
+        ends.extend(range(at + 1, escape.start() + 1))
         out.append(chr(int(escape[1], 16)) if escape[1] else " ")
-        where.append(escape.start())
+        starts.append(escape.start())
+        ends.append(escape.end())
         at = escape.end()
     out.append(text[at:end])
-    where.extend(range(at, end))
-    return "".join(out), where
+    starts.extend(range(at, end))
+    ends.extend(range(at + 1, end + 1))
+    return "".join(out), starts, ends
 
 
 def _urlencoded_secret(match: re.Match[str]) -> list[Span] | None:
@@ -1476,14 +1480,10 @@ def _urlencoded_secret(match: re.Match[str]) -> list[Span] | None:
     password with ``%40`` in it, twice-encoded ``%253D``): a line holding an escape is decoded
     and searched like any text (once per line: twice-encoded text is decoded again by the
     search), and what holds each secret there is redacted here."""
-    text = match.string
-    decoded, where = _percent_decoded(text, match.start(), match.end())
+    decoded, starts, ends = _percent_decoded(match.string, match.start(), match.end())
     if not FINDERS or decoded == match.group():
         return None
-    spans = []
-    for start, end, _kind in FINDERS[0](decoded):
-        last = where[end - 1]
-        spans.append((where[start], last + (3 if text.startswith("%", last) else 1)))
+    spans = [(starts[start], ends[end - 1]) for start, end, _kind in FINDERS[0](decoded)]
     return spans or None
 
 

@@ -7,8 +7,10 @@ taken from the held-out sets in bench/secrets)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from gitvault.scrub.engine import scrub_secrets
+from gitvault.scrub.engine import scrub_secrets, secret_spans
 from gitvault.scrub.rules import _NAME_LITERALS, _SECRET_PARTS, _SECRET_SUFFIXES, RULES
 
 PW = "Marble" + "4417?"  # a person's password: no provider shape, no randomness to see
@@ -376,3 +378,22 @@ def test_a_citation_is_no_prose_value_and_the_word_after_the_secret_word_is_trie
     cleaned, _ = scrub_secrets(text)
     assert "EXO1e02a40cc0c7f38dcdf723f3" not in cleaned
     assert cleaned.endswith("(s:2026-12-01-1000-planted-0)"), cleaned
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="%253Dk=&?/+_ -\n" + "ghp" + "A1b2", max_size=80))
+def test_decoding_never_reaches_past_the_text(text: str) -> None:
+    # a lone "%" after an escape (a title cut at 100 characters) was taken for "%XX": the
+    # span ran past the text's end and every save with such a title crashed (IndexError)
+    for start, end, _kind in secret_spans(text):
+        assert 0 <= start < end <= len(text)
+    cleaned, _ = scrub_secrets(text)
+    assert scrub_secrets(cleaned) == (cleaned, [])
+
+
+def test_a_title_cut_after_a_twice_encoded_secret_is_redacted_without_a_crash() -> None:
+    token = "sk" + "_live_" + "Zq8xLm4Np2Rs6Tv0Wy3BcD5eF7gH9iJ1kL3mN5pQ"
+    text = f"GET /r?next=%2Fpay%3Fcfg%3Dkey%253D{token}%2526mode%"
+    for start, end, _kind in secret_spans(text):
+        assert 0 <= start < end <= len(text)
+    assert token not in scrub_secrets(text)[0]
