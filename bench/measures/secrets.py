@@ -17,6 +17,15 @@ CORPORA = (
     ("corpus.jsonl", "dev corpus", "recall"),
     ("corpus_heldout.jsonl", "held-out 1", "recall"),
     ("corpus_heldout2.jsonl", "held-out 2", None),  # rules were added after seeing it
+    ("corpus_heldout3.jsonl", "held-out 3", None),  # tuned on after its first measurement
+    ("corpus_heldout4.jsonl", "held-out 4", None),  # likewise
+    ("corpus_heldout5.jsonl", "held-out 5", "heldout"),  # never tuned on (issue 17, item 8)
+)
+# real text that must survive: changelog entries, man-page lines, file paths
+BENIGN = (
+    ("benign.jsonl", "false_positives", "real history", "changelog and commit-message entries"),
+    ("benign_manpages.jsonl", "false_positives_manpages", "man-page lines", "man-page lines"),
+    ("benign_paths.jsonl", "false_positives_paths", "file paths", "real file paths"),
 )
 NOTE_CHARS = 2048
 
@@ -38,13 +47,19 @@ def _notes(benign: list[dict[str, str]], count: int, seed: int = 2) -> list[str]
     return notes
 
 
+def _survives(row: dict[str, str], output: str) -> bool:
+    """The fake is still there: its secret, or any fragment of a value split in the text."""
+    parts = row.get("parts") or [row["secret"]]
+    return any(part in output for part in parts)
+
+
 def bench_secrets(ctx: Context) -> list[Row]:
     from gitvault.scrub.engine import scrub_secrets
 
     rows: list[Row] = []
     for name, label, target in CORPORA:
         corpus = _load(name)
-        missed = [r for r in corpus if r["secret"] in scrub_secrets(r["text"])[0]]
+        missed = [r for r in corpus if _survives(r, scrub_secrets(r["text"])[0])]
         share = 1 - len(missed) / len(corpus)
         kinds = len({r["kind"] for r in corpus})
         ctx.say(f"secrets: {label}: {len(corpus) - len(missed)}/{len(corpus)} redacted")
@@ -62,39 +77,42 @@ def bench_secrets(ctx: Context) -> list[Row]:
             )
         )
 
-    benign = _load("benign.jsonl")
-    texts = [r["text"] for r in benign]
-    start_wall, start_cpu = time.perf_counter(), time.process_time()
-    changed = sum(1 for t in texts if scrub_secrets(t) != (t, []))
-    wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
-    lines = sum(t.count("\n") + 1 for t in texts)
-    rate = changed / len(texts)
-    rows.append(
-        Row(
-            "false_positives",
-            f"redaction false positives on real history ({len(texts):,} entries)",
-            rate * 100,
-            "%",
-            shown=f"{rate * 100:.2f} % ({changed})",
-            target="false_positives",
-            how="bench/secrets/benign.jsonl: changelog and commit-message entries whose text "
-            "changed or that reported a redaction.",
-            details={"changed": changed},
+    for name, row_name, label, what in BENIGN:
+        texts = [r["text"] for r in _load(name)]
+        start_wall, start_cpu = time.perf_counter(), time.process_time()
+        changed = sum(1 for t in texts if scrub_secrets(t) != (t, []))
+        wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
+        rate = changed / len(texts)
+        rows.append(
+            Row(
+                row_name,
+                f"redaction false positives on {label} ({len(texts):,})",
+                rate * 100,
+                "%",
+                shown=f"{rate * 100:.2f} % ({changed})",
+                target="false_positives",
+                how=f"bench/secrets/{name}: {what} whose text changed or that reported a "
+                "redaction.",
+                details={"changed": changed},
+            )
         )
-    )
+        if name == "benign.jsonl":
+            lines = sum(t.count("\n") + 1 for t in texts)
+            speed = (lines, len(texts), wall, cpu)
+    lines, entries, wall, cpu = speed
     rows.append(
         Row(
             "speed",
             "redaction speed on real history",
             lines / cpu,
             "lines/s",
-            how=f"{lines:,} lines in {len(texts):,} entries, each passed whole; CPU time "
+            how=f"{lines:,} lines in {entries:,} entries, each passed whole; CPU time "
             f"(wall {lines / wall:,.0f} lines/s).",
         )
     )
 
     count = ctx.sizes.redact_notes
-    notes = _notes(benign, count)
+    notes = _notes(_load("benign.jsonl"), count)
     cpu_runs, wall_runs = [], []
     for _ in range(3):
         start_wall, start_cpu = time.perf_counter(), time.process_time()
@@ -126,16 +144,19 @@ MEASURES = (
         run=bench_secrets,
         targets={
             "recall": Target(">=", 98, "%"),
+            # issue 17, item 8: 99 % of held-out kinds, measured on a set never tuned on
+            "heldout": Target(">=", 99, "%"),
             "false_positives": Target("<=", 0.5, "%"),
             # backfill at ≥ 1,000 commits/s leaves well under 1 ms per note for redaction
             "per_note": Target("<", 0.3, "ms"),
         },
         about="What `gitvault.scrub.engine.scrub_secrets` does to the corpora in "
         "bench/secrets/ (fake credentials of many kinds in realistic text; real changelog and "
-        "commit-message entries that must survive). The held-out figures are not unbiased: the "
-        "rules were generalised after the first frozen run on held-out 1, and rules were added "
-        "after held-out 2 was measured once; a held-out set written by someone else is the next "
-        "real estimate. How third-party detectors compare on the same corpora: "
+        "commit-message entries, man-page lines and file paths that must survive). Held-out 1-4 "
+        "are not unbiased: rules were generalised or added after each was first measured. "
+        "Held-out 5 was committed before any rule change for it and is never tuned on. Per "
+        "channel (notes, saves, transcripts, state files, recall, digest, ...): "
+        "bench/secrets/channels.py. How third-party detectors compare on the same corpora: "
         "bench/secrets/README.md and bench/secrets/evaluate.py.",
         summary=("recall_corpus", "false_positives"),
         order=80,

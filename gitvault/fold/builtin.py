@@ -37,6 +37,7 @@ from gitvault.fold.merger import MergeContext, MergerFailed
 from gitvault.fold.mine import Fact
 from gitvault.fold.truth import Ground
 from gitvault.memory import sections
+from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault.config import VaultConfig
 
 NAME = "builtin"
@@ -130,7 +131,9 @@ def _sessions(items: Iterable[Item]) -> list[_Session]:
     for item in items:
         if item.kind != "session":
             continue
-        found = sections.split_sections(item.body or item.text)
+        # redacted as a whole before any line is cut out of it, squeezed or wrapped into a
+        # digest line: a secret split over lines is only found while they are still together
+        found = sections.split_sections(scrub_secrets(item.body or item.text)[0])
         out.append(
             _Session(
                 slug=item.cite[2:],

@@ -81,6 +81,16 @@ def _clean(text: str) -> str:
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
 
 
+def _scrubbed_message(message: str, redact: _Redactor | None = None) -> tuple[str, str]:
+    """The commit message's subject and body, split as CommitInfo splits them, after the whole
+    message is redacted at once: scrubbed apart, a secret across the two was missed (``cat
+    config/master.key`` / the key on the next line, a table whose header is the subject, a
+    token wrapped onto the next line)."""
+    message = scrub_secrets(message)[0] if redact is None else redact(message)
+    parts = message.split("\n", 1)
+    return parts[0].strip(), parts[1].strip("\n") if len(parts) > 1 else ""
+
+
 def _one_line(text: str) -> str:
     """A single-line field: line breaks become spaces, tabs and other controls go."""
     return _CONTROL.sub("", _BREAKS.sub(" ", text).replace("\n", " ").replace("\t", " "))
@@ -116,8 +126,9 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
     )
     branch = _cap_bytes(redact(_one_line(ctx.branch)), NAME_MAX_BYTES) if ctx.branch else None
     worktree = _cap_bytes(redact(_one_line(ctx.worktree)), NAME_MAX_BYTES) if ctx.worktree else None
-    subject = redact(_one_line(info.subject)).strip()
-    body = redact(_clean(info.body)).strip()
+    subject, body = _scrubbed_message(info.message, redact)
+    subject = _one_line(subject).strip()
+    body = _clean(body).strip()
     file_lines = [_fmt_stat(f, redact) for f in info.files]
     meta = {
         "kind": "note",
@@ -192,5 +203,5 @@ def note_write(info: CommitInfo, ctx: NoteContext) -> Write:
     if problems or meta.get("sha") != info.sha:
         detail = problems[0] if problems else "the note reads back a different sha"
         raise NoteInvalid(f"the note for {info.sha[:12]} does not match the schema: {detail}")
-    subject = scrub_secrets(_one_line(info.subject))[0][:72]
+    subject = _one_line(_scrubbed_message(info.message)[0])[:72]
     return Write({note_path(info): text.encode()}, f"note {info.sha[:7]} {subject}")

@@ -382,6 +382,9 @@ class Session(NamedTuple):
 
 def parse_session(text: str, slug: str, fallback_time: int) -> Session:
     meta, body = frontmatter.parse(text)
+    # redacted as a whole before it is cut into one-line bullets: a secret split over lines
+    # (a wrapped token, "ab" + "cd" on two lines) is only found while they are together
+    body = scrub_secrets(body)[0]
     moment = parse_time(meta.get("saved_at"))
     made = meta.get("commits")
     shorts = (

@@ -9,6 +9,7 @@ redacted again, so scrubbing scrubbed text changes nothing.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from gitvault.scrub.rules import FINDERS, LINES, RULES, TEXT, Rule, Span
@@ -48,29 +49,87 @@ _MARKER = re.compile(r"\[REDACTED:[^\]\n]*\]")
 _MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
 
 
-def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
-    """The stretches of ``text`` to scan for ``rule`` (see ``Rule.reach``); [] when none of its
-    literals occurs."""
-    hits: list[Span] = []
+class _Scan:
+    """What the rules share about one text: its lower-cased form, where each literal occurs
+    (found once for every rule that names it), where its lines start."""
+
+    __slots__ = ("text", "lower", "exact", "_hits", "_lines")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lower = text.lower()
+        self.exact = len(self.lower) == len(text)  # lower-casing kept every position (no İ)
+        self._hits: dict[tuple[str, bool], list[int]] = {}
+        self._lines: list[int] | None = None
+
+    def hits(self, literal: str, folded: bool) -> list[int]:
+        """Where ``literal`` occurs, at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
+        found = self._hits.get((literal, folded))
+        if found is None:
+            haystack = self.lower if folded else self.text
+            found = []
+            at = haystack.find(literal)
+            while at != -1 and len(found) <= _MAX_WINDOWS:
+                found.append(at)
+                at = haystack.find(literal, at + 1)
+            self._hits[literal, folded] = found
+        return found
+
+    def next_line(self, line: int) -> int:
+        """The first line after ``line`` holding more than spaces (a match's whitespace may
+        bridge blank lines), or the last line."""
+        starts, text = self.line_starts(), self.text
+        last = len(starts) - 2
+        nxt = line + 1
+        while nxt < last and not text[starts[nxt] : starts[nxt + 1] - 1].strip():
+            nxt += 1
+        return min(nxt, last)
+
+    def line_starts(self) -> list[int]:
+        if self._lines is None:
+            text = self.text
+            starts = [0]
+            at = text.find("\n")
+            while at != -1:
+                starts.append(at + 1)
+                at = text.find("\n", at + 1)
+            starts.append(len(text) + 1)  # (past the end: the last line's end)
+            self._lines = starts
+        return self._lines
+
+
+def _windows(scan: _Scan, rule: Rule) -> list[Span]:
+    """The stretches of the text to scan for ``rule`` (see ``Rule.reach``): the union of the
+    windows around each literal's occurrences; [] when none occurs."""
+    hits: list[int] = []
+    widths: dict[int, int] = {}
     for literal in rule.literals:
-        at = haystack.find(literal)
-        while at != -1:
-            hits.append((at, at + len(literal)))
-            if len(hits) > _MAX_WINDOWS:
-                return [(0, len(text))]
-            at = haystack.find(literal, at + 1)
+        for at in scan.hits(literal, rule.folded):
+            hits.append(at)
+            widths[at] = max(widths.get(at, 0), len(literal))
+        if len(hits) > _MAX_WINDOWS:
+            return [(0, len(scan.text))]
+    if not hits:
+        return []
     hits.sort()
+    size = len(scan.text)
     windows: list[Span] = []
-    for at, stop in hits:
-        if windows and at < windows[-1][1]:
-            continue  # already inside the last window
-        if rule.reach == LINES:
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", stop)  # the end of the literal's line
-            end = -1 if end == -1 else text.find("\n", end + 1)  # and of the line after it
-            end = len(text) if end == -1 else end + 1
-        else:  # a match's lookahead may look one character past its end
-            start, end = max(0, at - rule.reach), min(len(text), stop + rule.reach + 1)
+    if rule.reach == LINES:  # the literal's line and the next that is not blank
+        starts = scan.line_starts()
+        last = -1
+        for at in hits:
+            line = bisect.bisect_right(starts, at) - 1
+            if line == last:
+                continue
+            last = line
+            start, end = starts[line], min(size, starts[scan.next_line(line) + 1])
+            if windows and start <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+            else:
+                windows.append((start, end))
+        return windows
+    for at in hits:  # a match's lookahead may look one character past its end
+        start, end = max(0, at - rule.reach), min(size, at + widths[at] + rule.reach + 1)
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], max(windows[-1][1], end))
         else:
@@ -80,36 +139,44 @@ def _windows(text: str, haystack: str, rule: Rule) -> list[Span]:
 
 # Where a value may have been split: a string closed and reopened ("ghp_ab" + "cd…",
 # "ab"\n"cd" in Python, 'ab' || 'cd' in SQL), a shell line continued with a backslash, a long
-# token wrapped onto the next line (two lines holding only a token each: a terminal, a 76-column
-# base64 file, a quoted e-mail's "> "; only the line break is the join).
+# token wrapped onto the next line (a line holding only a token, the next one starting with
+# one: a terminal, a 76-column base64 file, a quoted e-mail's "> "; only the line break is
+# the join).
 _JOIN = re.compile(
     r"""(['"])[ \t]*(?:\+|\|\||\.)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?\1"""
     r"""|(['"])[ \t]*(?:\+|\|\|)[ \t]*\2"""
     r"""|\\\r?\n[ \t]*"""
-    r"""|(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)(?=[\w+/.-]{6,}=*[ \t]*$))"""
+    r"""|(?P<cq>['"])[ \t]*,[ \t]*(?P<comma>(?P=cq))"""
+    r"""|(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)"""
+    r"""(?=[\w+/.-]{6,}=*(?:[ \t]|$)))"""
 )
 
 
-def _joined(text: str) -> list[tuple[int, int, int]]:
+def _joined(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
     """Secrets found only once the pieces of a split value are put back together, as
     ``(start, end, rule)`` spans of ``text`` that cover every piece and what joins them."""
     pieces: list[str] = []
-    where: list[int] = []  # where[i]: the position in text of the joined text's character i
-    junctions: list[int] = []
-    last = 0
+    junctions: list[int] = []  # where in the joined text each piece after the first starts
+    shifts: list[int] = []  # and how far that piece stands further on in text
+    length = last = 0
     for match in _JOIN.finditer(text):
         cut = match.span("cut") if match.start("cut") != -1 else match.span()
-        if cut[0] < last:
+        if cut[0] < last or match["comma"] and not _joins_a_list(text, match.start()):
             continue
         pieces.append(text[last : cut[0]])
-        where.extend(range(last, cut[0]))
-        junctions.append(len(where))
+        length += cut[0] - last
+        junctions.append(length)
+        shifts.append(cut[1] - length)
         last = cut[1]
     if not junctions:
         return []
     pieces.append(text[last:])
-    where.extend(range(last, len(text)))
     joined = "".join(pieces)
+
+    def where(at: int) -> int:  # the position in text of the joined text's character at
+        piece = bisect.bisect_right(junctions, at)
+        return at + shifts[piece - 1] if piece else at
+
     out: list[tuple[int, int, int]] = []
     windows: list[list[int]] = []  # only the stretch around each join is scanned again
     for at in junctions:
@@ -119,11 +186,18 @@ def _joined(text: str) -> list[tuple[int, int, int]]:
         else:
             windows.append([start, end])
     for low, high in windows:
-        for start, end, index in _found(joined[low:high]):
+        for start, end, index in _found(joined[low:high], prefilter):
             start, end = start + low, end + low
             if any(start < at < end for at in junctions):  # it spans a join: a split value
-                out.append((where[start], where[end - 1] + 1, index))
+                out.append((where(start), where(end - 1) + 1, index))
     return out
+
+
+def _joins_a_list(text: str, at: int) -> bool:
+    """A list of strings is one value only when its line joins it (``''.join([...])``,
+    ``[...].join("")``, Terraform's ``join("", [...])``, Go's ``strings.Join``)."""
+    start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+    return "join" in text[start : len(text) if end == -1 else end].lower()
 
 
 _JOIN_REACH = 240  # characters either side of a join: a split value is shorter than this
@@ -141,29 +215,38 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
     return _merged(text, found)
 
 
-def _found(text: str) -> list[tuple[int, int, int]]:
-    lower = text.lower()
-    exact = len(lower) == len(text)  # lower-casing kept every position (no İ and the like)
+def reference_spans(text: str) -> list[tuple[int, int, str]]:
+    """``secret_spans`` without any prefilter: every rule's plain pattern (not ``gated``) over
+    the whole text, whatever literals it holds (a rule's context words still decide whether it
+    applies). What the
+    prefilters must not change (tests compare the two on every corpus and on corpus texts run
+    together; bench/secrets measures what the prefilters save)."""
+    found = _found(text, prefilter=False)
+    found += _joined(text, prefilter=False)
+    return _merged(text, found)
+
+
+def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
+    scan = _Scan(text)
     found: list[tuple[int, int, int]] = []
     for index, rule in enumerate(RULES):
-        if rule.context:
+        if rule.context:  # part of the rule: it applies only to a text holding one of these
             for word in rule.context:
-                if word in lower:
+                if word in scan.lower:
                     break
             else:
                 continue
-        haystack = lower if rule.folded else text
-        for literal in rule.literals:
-            if literal in haystack:
-                break
-        else:
-            continue  # none of the rule's literals: skip it
-        if rule.reach == TEXT or (rule.folded and not exact):  # (`lower` positions differ)
+        if not prefilter:
             windows = [(0, len(text))]
-        else:
-            windows = _windows(text, haystack, rule)
+        elif not (windows := _prefiltered(scan, rule)):
+            continue
+        pattern = rule.gated if prefilter and rule.gated is not None else rule.pattern
         for start, end in windows:
-            for match in rule.pattern.finditer(text, start, end):
+            at = start
+            while at < end and (match := pattern.search(text, at, end)) is not None:
+                # a match that is not a secret may hide one that starts inside it (``config:
+                # MASTER_KEY=…`` is no assignment to config): look again one character on
+                at = match.start() + 1
                 if (
                     rule.after is not None
                     and match.start()
@@ -171,9 +254,25 @@ def _found(text: str) -> list[tuple[int, int, int]]:
                 ):
                     continue  # glued to the word before it: not a token
                 span = match.span("secret") if rule.span_of is None else rule.span_of(match)
-                if span is not None and span[0] < span[1]:
-                    found.append((span[0], span[1], index))
+                if span is None:
+                    continue
+                at = max(at, match.end())
+                for low, high in span if isinstance(span, list) else (span,):
+                    if low < high:
+                        found.append((low, high, index))
     return found
+
+
+def _prefiltered(scan: _Scan, rule: Rule) -> list[Span]:
+    """The stretches of the text where ``rule`` can match: [] when every literal is missing,
+    else the windows around its literals (see ``Rule.reach``)."""
+    if rule.reach == TEXT or (rule.folded and not scan.exact):  # (`lower` positions differ)
+        haystack = scan.lower if rule.folded else scan.text
+        for literal in rule.literals:
+            if literal in haystack:
+                return [(0, len(scan.text))]
+        return []  # none of the rule's literals: skip it
+    return _windows(scan, rule)
 
 
 def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int, str]]:
@@ -198,7 +297,7 @@ def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int
     return [(start, end, RULES[index].kind) for start, end, index in merged]
 
 
-FINDERS.append(lambda decoded: bool(secret_spans(decoded)))  # base64_secret's question
+FINDERS.append(secret_spans)  # what base64_secret and urlencoded_secret ask of decoded text
 
 
 def _apply(text: str, spans: list[tuple[int, int, str]], counts: dict[str, int]) -> str:

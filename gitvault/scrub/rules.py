@@ -14,7 +14,8 @@ kind                             what is redacted
 ``pem_private_key``              a whole ``-----BEGIN … PRIVATE KEY-----`` … ``-----END …
                                  PRIVATE KEY-----`` block (RSA, EC, DSA, OPENSSH, ENCRYPTED,
                                  PGP … BLOCK), multi-line; without its END line: to the end of
-                                 the text
+                                 its paragraph (the next blank line: a truncated key pasted into
+                                 a session leaves the session's later sections)
 ``aws_access_key_id``            ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` ``AGPA`` ``AIDA`` ``AROA``
                                  ``AIPA`` ``ANPA`` ``ANVA`` ``APKA`` + 16 of ``[A-Z0-9]``
 ``aws_session_token``            ``FwoGZXIvYXdzE…`` / ``IQoJb3JpZ2luX2Vj…`` session tokens
@@ -95,8 +96,10 @@ kind                             what is redacted
                                  ``K00…``; see ``looks_random``): 20 or more letters and digits,
                                  the classes well mixed, few word-like runs; pure hex only after
                                  a short or credential-like prefix (``squ_<hex>``, not
-                                 ``crash-<sha>``); never a UUID, a piece of standard base64 (an
-                                 integrity hash), a labelled hash (``sha256=…``) or a crypt hash
+                                 ``crash-<sha>``); never a piece of standard base64 (an
+                                 integrity hash), a labelled hash (``sha256=…``), a crypt hash,
+                                 a value under a public name; a UUID only after a credential's
+                                 prefix (``sdk-<uuid>``)
 ===============================  ==============================================================
 
 Context rules, recognised by what stands around the value:
@@ -111,7 +114,8 @@ kind                             what is redacted
 ``auth_header``                  the value of ``Authorization:`` ``X-Auth-Key:`` ``X-Api-Key:``
                                  ``Api-Key:`` ``X-Vault-Token:`` ``PRIVATE-TOKEN:``
                                  ``X-Shopify-Access-Token:`` ``DD-API-KEY:``
-                                 ``DD-APPLICATION-KEY:`` ``X-JFrog-Art-Api:`` headers
+                                 ``DD-APPLICATION-KEY:`` ``X-JFrog-Art-Api:`` headers, after any
+                                 scheme word (``GenieKey …``, ``Splunk …``, ``Token …``)
 ``query_token``                  ``?access_token=`` ``&token=`` ``&api_key=`` ``&client_secret=``
                                  ``&password=`` ``&sig=`` ``&code=`` … or any secret name
                                  (``&db_pass=``) in URLs and form bodies
@@ -130,12 +134,14 @@ kind                             what is redacted
 ``auth_command_token``           what ``login`` / ``auth`` / ``add-authtoken`` /
                                  ``authorize-account`` / ``set-token`` is given (after at most one
                                  word) when it is random-looking, 32 or more hex or a UUID
-``user_colon_password``          ``curl -u user:password``, ``Client("user", "password")``
+``user_colon_password``          ``curl -u user:password``, ``-auth user:password``,
+                                 ``Client("user", "password")``; ``curl -u KEY:X`` (an API key
+                                 as the user, a dummy password): the user
 ``conninfo_password``            ``password=…`` in a libpq / ODBC connection string
 ``ssh_keygen_passphrase``        ``ssh-keygen … -N <passphrase>`` / ``-P <passphrase>``
 ``htpasswd_password``            ``htpasswd -b … <file> <user> <password>``
 ``rabbitmq_password``            ``rabbitmqctl add_user|change_password <user> <password>``
-``sql_password``                 ``WITH PASSWORD '…'``, ``IDENTIFIED BY '…'``
+``sql_password``                 ``[WITH] PASSWORD '…'``, ``PASSWORD = '…'``, ``IDENTIFIED BY '…'``
 ``azure_devops_pat``             52 base32 characters after ``ado`` / ``azure devops`` / ``pat``
                                  and ``:`` or ``=``
 ``aws_secret_access_key``        40 base64 characters with a ``/`` or ``+`` (the shape of an AWS
@@ -152,11 +158,58 @@ kind                             what is redacted
                                  where NAME is a secret name (below); the name is kept and only
                                  the value (inside its quotes, if quoted) is redacted; an
                                  unquoted value of a passphrase name is redacted to the end of
-                                 its line (its end cannot be known: fail closed)
+                                 its line (its end cannot be known: fail closed); under a
+                                 name for a login pair (``NEO4J_AUTH=neo4j/…``) the part after
+                                 ``user/`` or ``user:``; under a ``…key`` name that is not a
+                                 public, cache or hash key, machine-made text (``routing_key``)
+``secret_directive``             ``NAME value`` ending a line where NAME is a secret name
+                                 (``requirepass …`` in redis.conf, ``rclone config create …
+                                 secret_access_key …``, ``password …`` in .netrc); the value is
+                                 not a word, version, path, URL, flag or code
+``spoken_secret``                a secret as people pass it on: a PIN, door, gate or safe code
+                                 (four or more digits), recovery codes, a secret printed in
+                                 groups of four (an app password, a TOTP key; the groups read as
+                                 random), 12 to 24 seed words after a seed phrase / mnemonic
+``url_path_token``               the credential in a capability URL's path: what follows
+                                 ``/hooks/``, ``/webhook/``, ``/inputs/``, ``/key/``, ``/catch/``
+                                 … when it reads as one, or a UUID or 32 or more hex digits that
+                                 is the whole path (``https://node.example/<hex>/``)
+``command_password``             a command's documented password argument (``zip -P``, ``7z
+                                 -p…``, ``sqlcmd -P``, ``ldapsearch -w``, ``mosquitto_pub -P``,
+                                 ``mongosh -p``, ``openssl -k`` / ``-passout pass:…``,
+                                 ``smbclient -U user%…``, ``lftp -u user,…``); the command is
+                                 the first word of the flag's pipeline segment
+``login_string_password``        ``sqlplus user/…@db``, ``jdbc:oracle:thin:user/…@host``
+``piped_password``               what ``echo`` / ``printf`` pipes into a command that reads a
+                                 password (``--password-stdin``, ``sudo -S``, ``chpasswd``,
+                                 ``passwd --stdin``) or writes to a secret-named file
+                                 (``~/.vault_pass``, ``auth.txt``), and a here-string given to
+                                 such a command; after ``user:`` or ``user\n``: the rest
+``expect_send``                  what an expect script sends to a password prompt
+``credential_call``              the string after the user in a call that logs in
+                                 (``NetworkCredential("u", "…")``, ``getConnection(url, "u",
+                                 "…")``, ``PlainAuth("", "u@x", "…", host)``, ``auth=("u",
+                                 "…")``); hosts, URLs and empty strings are skipped
+``setter_secret``                ``setPassword("…")``, ``.apiKey("…")``, ``withSecret("…")``,
+                                 ``ConvertTo-SecureString "…"``: a call named for the secret it
+                                 takes (not ``getPassword``, ``hashPassword`` …)
+``named_value``                  the value of a field whose sibling names it: ``- name:
+                                 REDIS_PASSWORD`` + ``value: …`` (Kubernetes env, Azure
+                                 Pipelines), ``{"name": …, "value": …}``, ``<add key="ApiSecret"
+                                 value="…"/>``; whatever the value looks like
+``element_value``                an XML element's text whose tag, ``name`` / ``key`` attribute
+                                 or plist ``<key>`` is a secret name (``<password>…</password>``,
+                                 ``<entry key="smtp.password">…</entry>``)
+``table_column``                 the cells under a secret-named column of a Markdown table
+``csv_column``                   the cell under a secret-named column of a CSV header (an AWS
+                                 credentials download)
 ``user_slash_password``          ``login …: user / password``, ``creds -> user / password``
 ``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
                                  api key, token, key, creds or credentials in prose (``the admin
                                  password is …``, ``pass to …``, ``token: …``); strict value test
+``urlencoded_secret``            a line holding URL-encoded text (a nested query string, a
+                                 ``%40`` in a password, twice-encoded ``%253D``) decoded and
+                                 searched by these rules; what holds each secret is redacted
 ===============================  ==============================================================
 
 A 40-hex git SHA, a UUID, a version string or an ``sha512-`` integrity hash matches none of
@@ -165,7 +218,8 @@ these unless it is the value of a secret name.
 Secret names (``secret_assignment``). The name is split into parts at ``_``, ``-``, ``.``,
 digits and camelCase. It is a secret name when a part is password, passwd, pass, passphrase,
 pwd, pw, secret, token, apikey, secretkey, privatekey, accesskey, credential(s),
-secretkeybase, dsn or pat, or ends with password, passwd, passphrase, pwd, secret, token or
+secretkeybase, dsn, pat, psk, salt, mnemonic or creds, the last of two or more is private
+(``JWT_PRIVATE``), or ends with password, passwd, passphrase, pwd, secret, token or
 apikey (``PGPASSWORD``, ``MYSQL_PWD``, ``authToken``), or two adjacent parts are api+key,
 access+key, private+key, license+key, app+key, auth+key, signing+key, master+key,
 account+key, client+secret, encryption+key, server+key, application+key or admin+password. It
@@ -195,17 +249,20 @@ import binascii
 import math
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 Span = tuple[int, int]
-SpanOf = Callable[[re.Match[str]], "Span | None"]
+SpanOf = Callable[[re.Match[str]], "Span | list[Span] | None"]
+"""A rule's value finder: the span to replace, several (a table's column), or None."""
 
 
 TEXT = -1
 """``Rule.reach``: scan the whole text."""
 LINES = 0
-"""``Rule.reach``: scan the lines that hold a literal, each with the line after it."""
+"""``Rule.reach``: scan the lines that hold a literal, each with the next line that is not
+blank (and the blank lines between)."""
 
 
 class LazyPattern:
@@ -234,6 +291,9 @@ class LazyPattern:
     def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
         return self.compiled.match(text, pos)
 
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(text, pos, endpos)
+
 
 class Rule(NamedTuple):
     """One kind of secret.
@@ -241,12 +301,16 @@ class Rule(NamedTuple):
     ``literals``: one of them occurs in every match (looked for in the lower-cased text when
     ``folded``), so a text without any of them skips the rule. ``reach`` says what is scanned
     when one does: the whole text (``TEXT``), the lines holding a literal (``LINES``: a match
-    starts on such a line and ends by the next one), or ``n`` characters either side of each
-    literal. ``context``: lower-case words one of which must occur anywhere in the text.
+    starts on such a line and ends by the next line that is not blank), or ``n`` characters
+    either side of each literal. ``context``: lower-case words one of which must occur
+    anywhere in the text.
     ``after``: a character class that must not come right before the match (a token glued to a
     word is not a token; checked here rather than by a look-behind, which would stop the regex
     engine from searching for the pattern's literal prefix). ``span_of`` picks (and checks) the
-    value to replace; without it the group ``secret`` is replaced.
+    value to replace; without it the group ``secret`` is replaced. ``gated``: the pattern with
+    look-aheads that rule out, inside the regex engine, what ``span_of`` would refuse anyway (a
+    name without a secret word, a token without a digit); the filter searches with it,
+    ``engine.reference_spans`` with ``pattern`` (a test keeps the two results equal).
     """
 
     kind: str
@@ -257,6 +321,7 @@ class Rule(NamedTuple):
     context: tuple[str, ...] = ()
     after: re.Pattern[str] | LazyPattern | None = None
     span_of: SpanOf | None = None
+    gated: LazyPattern | None = None
 
 
 # ----------------------------------------------------------------------------- value checks
@@ -303,7 +368,8 @@ _PLACEHOLDER_WORDS = frozenset(
     }
 )
 _CODE = re.compile(
-    r"(?:\$\{?\w+\}?|\$\(.*|\$\{.*|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>"
+    r"(?:\$\{?\w+\}?|\$\(.*|\$\{.*|\$\w+\(.*|(?-i:[A-Z][a-z]+-[A-Z][A-Za-z]+)"
+    r"|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>|(?:env|file|fd):[\w./-]+"
     r"|[\w.]+\(.*\)?|[\w.]+\[.*\]?|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[*x.\u2026\u2022#-]+"
     r"|your[_-].*|\[REDACTED.*|urn:.*|\d{1,10}|[a-z]{1,7})",
     re.IGNORECASE | re.DOTALL,
@@ -316,6 +382,7 @@ _NOT_PROSE_VALUE = re.compile(
     r"v?\d+(?:\.\d+)+\S*|[0-9a-f]{7,31}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9A-F]{40}"
     r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.-]+@[\w.-]+|\S*://\S*"
     r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
+    r"|\d{4}-\d{2}-\d{2}[\w.:+-]*"  # a date, a date-led name (a session's slug: 2026-12-01-…)
 )
 _CLASSES = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d"), re.compile(r"[^\w]"))
 _DIGIT = re.compile(r"\d")
@@ -324,7 +391,19 @@ _LETTER = re.compile(r"[a-zA-Z]")
 
 def _entropy(value: str) -> float:
     size = len(value)
-    return -sum(n / size * math.log2(n / size) for n in (value.count(c) for c in set(value)))
+    return -sum(n / size * math.log2(n / size) for n in Counter(value).values())
+
+
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_NO_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _digits(ascii_text: str) -> int:
+    return len(ascii_text) - len(ascii_text.translate(_NO_DIGITS))
+
+
+def _upper(ascii_text: str) -> int:
+    return len(ascii_text) - len(ascii_text.translate(_NO_UPPER))
 
 
 def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -> bool:
@@ -346,7 +425,18 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
     classes = sum(1 for c in _CLASSES if c.search(v))
     if classes < 3 and not (len(v) >= 20 and _LETTER.search(v) and _entropy(v) >= 3.5):
         return False
-    return not _NOT_PROSE_VALUE.fullmatch(v) and _entropy(v) >= 2.8
+    if _NOT_PROSE_VALUE.fullmatch(v) and not _random_base64(v):
+        return False
+    return _entropy(v) >= 2.8
+
+
+_BASE64_VALUE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+
+
+def _random_base64(value: str) -> bool:
+    """Base64 with a ``/`` in it (``WU2P…Cu/2Gau…``) is not a path when its letters read as
+    random."""
+    return bool(_BASE64_VALUE.fullmatch(value)) and looks_random(re.sub(r"[+/=]", "", value))
 
 
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
@@ -414,34 +504,47 @@ _SECRETISH_HEADS = frozenset(
 )
 
 
+# a UUID after one of these is a credential: LaunchDarkly's sdk-, a key-/api-/secret- prefix
+_UUID_KEY_HEADS = frozenset({"sdk", "api", "key", "secret", "token", "sk", "pat", "auth"})
+
+
 def looks_random(token: str) -> bool:
     """A token that reads as machine-made random text, the way API keys are and identifiers,
     words, versions, hashes and ids are not: 20 or more letters and digits in a few segments,
     every character class of its alphabet well mixed in, no run of word-like letters making up
     much of it. Pure hex (hashes, commit SHAs) counts only after a lettered prefix that is not an
-    id's (``live_<hex>``, not ``sha256_<hex>``); UUIDs never (ids)."""
+    id's (``live_<hex>``, not ``sha256_<hex>``); UUIDs only after a credential's prefix
+    (``sdk-<uuid>``, ``api-<uuid>``: a key, not ``request-<uuid>``)."""
     runs = _ALNUM_RUN.findall(token)
-    if len(runs) > 8 or _UUID_IN.search(token):
+    uuid = _UUID_IN.search(token)
+    if uuid:
+        first = _ALNUM_RUN.findall(token[: uuid.start()].lower())[:1]
+        rest = token[uuid.end() :]
+        ext = not rest or _EXTENSION.fullmatch(rest) is not None
+        return ext and bool(first) and first[0] in _UUID_KEY_HEADS
+    if runs and runs[0].lower() in _ID_PREFIXES and len(runs[0]) < len(token):
         return False
+    if len(runs) > 8 or len(max(runs, key=len)) < 16:
+        return _segmented_random(token, runs)
     body = max(runs, key=len)
-    if len(body) < 16 or (runs[0] is not body and runs[0].lower() in _ID_PREFIXES):
+    if runs[0] is not body and runs[0].lower() in _ID_PREFIXES:
         return False
     heads = {run.lower() for run in runs if len(run) < 8}  # a prefix, a file's extension
     if _HEX_RUN.fullmatch(body):
         head = runs[0].lower() if runs[0] is not body else ""
         return (
             len(body) >= 32
-            and head.isalpha()
+            and head[:1].isalpha()
             and (2 <= len(head) <= 4 or bool(heads & _SECRETISH_HEADS))
-            and sum(c.isdigit() for c in body) >= 4
+            and _digits(body) >= 4
         )
     segments = [run for run in runs if len(run) >= 8]  # the random part
     core = "".join(segments)
     n = len(core)
     if n < (16 if heads else 20):
         return False
-    digits = sum(c.isdigit() for c in core)
-    upper = sum(c.isupper() for c in core)
+    digits = _digits(core)
+    upper = _upper(core)
     lower = n - digits - upper
     if upper and lower:  # base62: few word-like runs, not a camel-case name (XftTextRender16LE)
         wordish = sum(len(m) for seg in segments for m in _WORDISH.findall(seg))
@@ -450,11 +553,46 @@ def looks_random(token: str) -> bool:
             return False
         if n / pieces >= (3.4 if n >= 24 else 4.0):  # 1 random token in 1,000 or fewer
             return False
-        return digits >= 2 and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
+        enough = digits >= (1 if n >= 24 else 2)  # base64url of 24+ has no digit 1 time in 50
+        return enough and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
     if (upper or lower) and digits:  # base36 of one case
         share = digits / n
         return n >= 24 and 0.15 <= share <= 0.7 and _entropy(core) >= 3.7
     return False
+
+
+_SEPARATED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
+
+
+def _segmented_random(token: str, runs: list[str]) -> bool:
+    """Base64url text, where ``-`` and ``_`` are letters of the alphabet rather than separators
+    (``YCAJEz1EPj-LKi6rTh0pDaT8_``, ``t1.9euelZDSm_xcCx…``): after a short head (``t1.``,
+    ``token-``) and without a file's extension, the letters and digits that read as
+    random by the base62 test (20 or more), with no run of them a word."""
+    parts = token.split(".")
+    if len(parts) > 1 and len(parts[-1]) <= 5 and parts[-1].isalpha():
+        parts = parts[:-1]  # a file's extension
+    tail = max(parts, key=len)
+    if not _SEPARATED.fullmatch(tail.strip("-_")):
+        return False
+    pieces = _ALNUM_RUN.findall(tail)
+    while pieces and len(pieces[0]) < 8 and (pieces[0].islower() or pieces[0].isdigit()):
+        pieces = pieces[1:]  # a lettered head: token-, bb_live_
+    core = "".join(pieces)
+    n = len(core)
+    if n < 20 or any(_PLAIN_RUN.fullmatch(piece) for piece in pieces):
+        return False
+    digits = _digits(core)
+    upper = _upper(core)
+    lower = n - digits - upper
+    wordish = sum(len(m) for m in _WORDISH.findall(core))
+    if wordish > n * 0.4 or n / len(_PIECE.findall(core)) >= 3.4:
+        return False
+    enough = digits >= (1 if n >= 24 else 2)
+    return enough and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
+
+
+_PLAIN_RUN = re.compile(r"[a-z]{3,}|[A-Z][a-z]{2,}")  # a word among the pieces
 
 
 # a hash's label right before the token: ``sha256=…`` (a wheel's RECORD), ``"integrity":
@@ -482,10 +620,18 @@ def _in_base64_blob(text: str, start: int, end: int) -> bool:
     return "/" in blob and sum(1 for piece in blob.split("/") if len(piece) >= 12) > 1
 
 
+# a public value's name right before the token: ``"publicKey": "…"``, ``PUBLISHABLE_KEY=…``
+_PUBLIC_NAME = re.compile(r"(?i)(?:public|publishable)[\w.-]*[\"']?\s*[:=]\s*[\"']?$")
+
+
 def _random_token(match: re.Match[str]) -> Span | None:
     start, end = match.span()
     text = match.string
+    if not _DIGIT_OR_UUID.search(match.group()):  # what every branch of looks_random wants
+        return None
     if not looks_random(match.group()) or _in_base64_blob(text, start, end):
+        return None
+    if _PUBLIC_NAME.search(text, max(0, start - 40), start):
         return None
     if _decoded_text(match.group()) is not None:
         return None  # base64 of text: base64_secret looks inside it
@@ -496,6 +642,7 @@ def _random_token(match: re.Match[str]) -> Span | None:
 
 
 _EXTENSION = re.compile(r"(?:\.[A-Za-z][A-Za-z0-9]{0,4})+$")
+_DIGIT_OR_UUID = re.compile(r"\d|[a-fA-F]{8}-[a-fA-F]{4}-[a-fA-F]{4}-")
 
 
 def _decodes_to_user_password(value: str) -> bool:
@@ -510,6 +657,34 @@ def _value(strict: bool = False) -> SpanOf:
         return match.span("secret") if looks_like_value(match["secret"], strict) else None
 
     return span_of
+
+
+_NEXT_VALUE = re.compile(r"\s+['\"`]?([^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})")
+
+
+def _prose(match: re.Match[str]) -> Span | None:
+    """The value a secret word leads to in prose (strict test). When the value the pattern
+    reached across other words (``key … (s:2026-…)``) is none, the word right after the secret
+    word may be (``--key EXO1e02…``)."""
+    if looks_like_value(match["secret"], strict=True):
+        return match.span("secret")
+    near = _NEXT_VALUE.match(match.string, match.end("word"))
+    if near and near.start(1) < match.start("secret") and looks_like_value(near[1], strict=True):
+        return near.span(1)
+    return None
+
+
+def _user_password(match: re.Match[str]) -> Span | None:
+    """``curl -u user:secret``, ``-auth user:secret``; with an empty or ``X`` password (an API
+    key given as the user: ``curl -u KEY:X``) the user is the secret when it reads as one."""
+    secret = match["secret"]
+    if len(secret) >= 6:
+        return match.span("secret") if looks_like_value(secret) else None
+    if len(secret) > 1:
+        return None
+    user = match["user"]
+    ok = looks_random(user) or _HEXISH.fullmatch(user) or looks_like_value(user, strict=True)
+    return match.span("user") if ok else None
 
 
 def _basic(match: re.Match[str]) -> Span | None:
@@ -557,6 +732,8 @@ _SECRET_PARTS = frozenset(
         "pat",
         "authkey",
         "psk",
+        "salt",
+        "creds",
         "mnemonic",
         "privkey",
     }
@@ -632,6 +809,15 @@ _DESCRIPTIVE_LAST = frozenset(
     }
 )
 _DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is"})
+# every secret name holds one of these (lower-cased): a text without any holds no secret name
+_NAME_LITERALS: tuple[str, ...] = (
+    *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
+    "private",
+)
+# the same inside a regex, at the start of a name: a name without any is no secret name
+_NAME_GATE = r"(?=[\w.-]*?(?i:" + "|".join(_NAME_LITERALS) + "))"
+# and what an assignment also reads: a login pair under an auth / login name
+_ASSIGN_GATE = r"(?=[\w.-]*?(?i:" + "|".join((*_NAME_LITERALS, "auth", "login")) + "))"
 
 
 def _name_parts(name: str) -> list[str]:
@@ -643,6 +829,8 @@ def is_secret_name(name: str) -> bool:
     parts = _name_parts(name)
     if not parts or parts[-1] in _DESCRIPTIVE_LAST or parts[0] in _DESCRIPTIVE_FIRST:
         return False
+    if len(parts) > 1 and parts[-1] == "private":  # JWT_PRIVATE, SIGNING_PRIVATE
+        return True
     if any(
         part in _SECRET_PARTS or (part.endswith(_SECRET_SUFFIXES) and part not in _NOT_PASS)
         for part in parts
@@ -652,6 +840,7 @@ def is_secret_name(name: str) -> bool:
 
 
 _IDENT = re.compile(r"[A-Za-z_]+")
+_WORD = re.compile(r"[A-Za-z]+[.,:;!?]?")
 
 
 def _names_itself(name: str, value: str) -> bool:
@@ -661,11 +850,14 @@ def _names_itself(name: str, value: str) -> bool:
 
 
 # NAME = value, NAME: value, "NAME": "value", export NAME='value' (the operator on NAME's line).
-_ASSIGN = LazyPattern(
-    r"(?P<name>(?<![\w.-])[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
+_ASSIGN_TAIL = (
+    r"[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
     r"(?:\*\*)?[ \t]*"
-    r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
+    r"(?:(?:[bBrRuU]{1,2}(?=['\"]))?(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)"
+    r"|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
 )
+_ASSIGN = LazyPattern(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
+_ASSIGN_GATED = LazyPattern(r"(?P<name>(?<![\w.-])" + _ASSIGN_GATE + _ASSIGN_TAIL)
 _TEMPLATE = re.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
 
 
@@ -678,9 +870,11 @@ def _assignment(match: re.Match[str]) -> Span | None:
     name = match["name"]
     group = "qv" if match["qv"] is not None else "v"
     value = match[group]
-    if not is_secret_name(name) or _HASH_SEGMENT.search(name):
+    if _HASH_SEGMENT.search(name) or _closed_before_value(match):
         return None
     start, end = match.span(group)
+    if not is_secret_name(name):
+        return _not_named_secret(name, value, start)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
         # An unquoted passphrase may run on over spaces (``PASSPHRASE=summer coffee 49 …``):
         # its end is unknowable, so it is redacted to the end of the line (fail closed).
@@ -697,6 +891,83 @@ def _assignment(match: re.Match[str]) -> Span | None:
     ):
         return None
     return start, end
+
+
+def _closed_before_value(match: re.Match[str]) -> bool:
+    """``expect "password:"; send …``: the name sits in a string that the quote after the
+    operator closes; what follows is not its value."""
+    text, at = match.string, match.start("name")
+    quote = text[at - 1] if at else ""
+    between = text[match.end("name") : match.start("op")]
+    return quote in "'\"" and match["q"] == quote and quote not in between
+
+
+# ``NEO4J_AUTH=neo4j/secret``, ``BASIC_AUTH: user:secret``: a name for a login pair
+_PAIR_LAST = frozenset({"auth", "login", "userpass", "basicauth"})
+_PAIR_VALUE = re.compile(r"[^\s:/@]{1,64}[:/](?P<secret>\S{4,})")
+# ``routing_key``, ``integrationKey``: a key-named field holding machine-made text is a key
+_NOT_SECRET_KEYS = frozenset(
+    {
+        "public",
+        "primary",
+        "foreign",
+        "sort",
+        "partition",
+        "cache",
+        "hash",
+        "idempotency",
+        "lookup",
+        "dedup",
+        "unique",
+        "row",
+        "object",
+        "map",
+        "message",
+        "translation",
+        "i18n",
+        "sha",
+        "checksum",
+        "etag",
+        "commit",
+        "hot",
+        "shortcut",
+        "keyboard",
+        "ssh",
+        "gpg",
+        "pgp",
+        "fingerprint",
+        "group",
+        "storage",
+    }
+)
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _keyish(value: str) -> bool:
+    """Machine-made text in a key-named field: 20 or more letters and digits (at least four
+    of each), high entropy, few word-like runs; never a UUID."""
+    if len(value) < 20 or not _TOKEN_CHARS.fullmatch(value) or _UUID_IN.search(value):
+        return False
+    digits = _digits(value)
+    letters = len(value) - digits - value.count("_") - value.count("-")
+    wordish = sum(len(m) for m in _WORDISH.findall(value))
+    return digits >= 4 and letters >= 4 and wordish <= len(value) * 0.4 and _entropy(value) >= 3.5
+
+
+def _not_named_secret(name: str, value: str, start: int) -> Span | None:
+    """A name that is not a secret name may still hold one: a login pair under an ``auth``
+    name (the part after ``user:`` or ``user/``), machine-made text under a ``…key`` name."""
+    parts = _name_parts(name)
+    if not parts:
+        return None
+    if parts[-1] in _PAIR_LAST:
+        pair = _PAIR_VALUE.fullmatch(value)
+        if pair and looks_like_value(pair["secret"], words=True):
+            return start + pair.start("secret"), start + len(value)
+        return None
+    if parts[-1] == "key" and not _NOT_SECRET_KEYS.intersection(parts) and _keyish(value):
+        return start, start + len(value)
+    return None
 
 
 _QUERY_NAMES = frozenset(
@@ -762,8 +1033,410 @@ def _command_token(match: re.Match[str]) -> Span | None:
     return match.span("secret") if ok else None
 
 
-FINDERS: list[Callable[[str], bool]] = []
-"""Set by the engine: does a text hold a secret (what ``base64_secret`` asks of decoded text)."""
+# ----------------------------------------------------------------------------- names elsewhere
+
+
+def _named_value(match: re.Match[str]) -> Span | None:
+    """The name in one field, the value in the next: ``- name: REDIS_PASSWORD`` / ``value: …``
+    (a Kubernetes env entry, an Azure Pipelines variable), ``{"name": …, "value": …}``,
+    ``<add key="ApiSecret" value="…"/>``. The name makes it a secret whatever it looks like."""
+    group = "qv" if match["qv"] is not None else "v"
+    value = match[group]
+    if not is_secret_name(match["name"]) or _HASH_SEGMENT.search(match["name"]):
+        return None
+    return match.span(group) if looks_like_value(value, words=True) else None
+
+
+# a name in an element's attributes: <entry key="smtp.password">, <property name="password">
+_NAME_ATTRIBUTE = re.compile(r"""(?i)\b(?:name|key)\s*=\s*['"]([^'"<>\n]{1,80})['"]""")
+
+
+def _element_value(match: re.Match[str]) -> Span | None:
+    """``<password>…</password>``, ``<wsse:Password …>…</wsse:Password>``, ``<entry
+    key="smtp.password">…</entry>``, plist ``<key>ApiSecret</key><string>…</string>``: an
+    element's text whose tag, ``name`` / ``key`` attribute or preceding ``<key>`` is a secret
+    name."""
+    group = "secret" if match["tag"] else "value"
+    name = match["tag"].rsplit(":", 1)[-1] if match["tag"] else match["key"]
+    if not is_secret_name(name):
+        attribute = _NAME_ATTRIBUTE.search(match["attrs"] or "")
+        if attribute is None or not is_secret_name(attribute[1]):
+            return None
+    value = match[group].strip()
+    if not looks_like_value(value, words=True):
+        return None
+    start = match.start(group) + match[group].index(value)
+    return start, start + len(value)
+
+
+_TABLE_CELL = re.compile(r"[^|]+")
+
+
+def _table_column(match: re.Match[str]) -> list[Span] | None:
+    """A Markdown table whose header names a secret column (``| user | password |``): that
+    column's cell in every row."""
+    heads = match["head"].split("|")[:-1]
+    secret = {i for i, cell in enumerate(heads) if is_secret_name(cell.strip(" *`_"))}
+    if not secret:
+        return None
+    spans: list[Span] = []
+    at = match.start("body")
+    for line in match["body"].splitlines(keepends=True):
+        bar = line.index("|") + 1
+        cells = line[bar:].rstrip().split("|")
+        offset = at + bar
+        for index, cell in enumerate(cells):
+            value = cell.strip()
+            if index in secret and value and looks_like_value(value.strip("`"), words=True):
+                start = offset + cell.index(value)
+                spans.append((start, start + len(value)))
+            offset += len(cell) + 1
+        at += len(line)
+    return spans or None
+
+
+_CSV_HEAD_CELL = re.compile(r"[A-Za-z][\w.-]*(?: [\w.-]+){0,2}")  # a column's name: 1-3 words
+
+
+def _csv_column(match: re.Match[str]) -> list[Span] | None:
+    """A CSV header with a secret-named column (an AWS credentials download: ``User
+    name,Password,Access key ID,Secret access key``) and the row under it: that column's cell."""
+    heads = match["head"].split(",")
+    if not all(_CSV_HEAD_CELL.fullmatch(cell.strip()) for cell in heads):
+        return None
+    secret = {i for i, cell in enumerate(heads) if is_secret_name(cell.strip())}
+    cells = match["row"].split(",")
+    if not secret or len(cells) != len(heads):
+        return None
+    spans: list[Span] = []
+    offset = match.start("row")
+    for index, cell in enumerate(cells):
+        value = cell.strip().strip('"')
+        if index in secret and value and looks_like_value(value, words=True):
+            start = offset + cell.index(value)
+            spans.append((start, start + len(value)))
+        offset += len(cell) + 1
+    return spans or None
+
+
+def _directive(match: re.Match[str]) -> Span | None:
+    """``requirepass …`` (redis.conf), ``secret_access_key …`` (``rclone config create``),
+    ``password …`` (.netrc): a secret name, a space, then a value — not a word, a version, a
+    path, a URL, a flag or code."""
+    name, value = match["name"], match["secret"]
+    if not is_secret_name(name) or _HASH_SEGMENT.search(name) or value.startswith("-"):
+        return None
+    if _WORD.fullmatch(value):  # ``password authentication``, ``token concatenation``
+        return None
+    if _NOT_PROSE_VALUE.fullmatch(value) and not _random_base64(value):
+        return None
+    if _IDENT.fullmatch(value) and _names_itself(name, value):
+        return None
+    return match.span("secret") if looks_like_value(value) else None
+
+
+# ----------------------------------------------------------------------------- said aloud
+
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+
+
+def _spoken(match: re.Match[str]) -> Span | None:
+    """A secret as people pass it on: a PIN, door or safe code (four or more digits), recovery
+    codes, a secret printed in groups of four (an app password, a TOTP key typed by hand), a
+    wallet's seed words. Each group reads as random: a digit, a hyphen between, upper case, or
+    a group without a vowel (ordinary words have one)."""
+    if match["secret"] is not None:  # a PIN, a door code: four digits or more
+        ok = sum(c.isdigit() for c in match["secret"]) >= 4
+        return match.span("secret") if ok else None
+    if match["list"] is not None:  # recovery codes
+        return match.span("list") if _DIGIT.search(match["list"]) else None
+    if match["words"] is not None:  # seed words, not a sentence
+        words = match["words"].split()
+        return None if _STOP_WORDS.intersection(words) else match.span("words")
+    value = match["grouped"]
+    groups = re.split(r"[ -]", value)
+    randomish = (
+        _DIGIT.search(value) is not None
+        or "-" in value
+        or value.isupper()
+        or any(_VOWEL.search(group) is None for group in groups)
+    )
+    return match.span("grouped") if randomish else None
+
+
+_STOP_WORDS = frozenset(
+    {"the", "and", "for", "with", "that", "this", "from", "are", "was", "not", "you", "but"}
+    | {"when", "then", "will", "into", "onto", "have", "has", "its", "our", "your"}
+)
+
+
+# ----------------------------------------------------------------------------- URL paths
+
+# a path segment after which a capability URL carries its secret: /hooks/<id>/<token>,
+# /inputs/<token>/, /with/key/<key>, /hooks/catch/<account>/<hook>/
+_PATH_WORDS = frozenset(
+    {"hook", "hooks", "webhook", "webhooks", "inputs", "catch", "key", "keys", "token", "tokens"}
+    | {"secret", "secrets", "apikey"}
+)
+_VERSIONISH = re.compile(r"v?\d+(?:[.-]\d+)*|\d{1,10}")
+
+
+def _path_secretish(segment: str) -> bool:
+    """A path segment that reads as a credential: a UUID, 16 or more hex digits, machine-made
+    text, or six or more letters and digits mixed (not a version, not a number)."""
+    if _UUID_IN.fullmatch(segment) or _HEXISH_LONG.fullmatch(segment) or looks_random(segment):
+        return True
+    return (
+        len(segment) >= 6
+        and _TOKEN_CHARS.fullmatch(segment) is not None
+        and _DIGIT.search(segment) is not None
+        and _LETTER.search(segment) is not None
+        and not _VERSIONISH.fullmatch(segment)
+    )
+
+
+_HEXISH_LONG = re.compile(r"[0-9a-fA-F]{16,}")
+
+
+def _url_path_token(match: re.Match[str]) -> list[Span] | None:
+    """The credential in a capability URL's path: the segments after ``hooks`` / ``webhook`` /
+    ``inputs`` / ``key`` … that read as one, or a UUID or 32 or more hex digits that is the
+    URL's whole path (``https://node.example/<hex>/``, a ping URL)."""
+    path, offset = match["path"], match.start("path")
+    segments = path.split("/")
+    spans: list[Span] = []
+    at = offset
+    follows = 0
+    for index, segment in enumerate(segments):
+        if follows and segment and _path_secretish(segment):
+            spans.append((at, at + len(segment)))
+        follows = 3 if segment.lower() in _PATH_WORDS else max(0, follows - 1)
+        if index == 1 and not any(segments[2:]):
+            whole = _UUID_IN.fullmatch(segment) or re.fullmatch(r"[0-9a-fA-F]{32,}", segment)
+            if whole and _DIGIT.search(segment) and _LETTER.search(segment):
+                spans.append((at, at + len(segment)))
+        at += len(segment) + 1
+    return spans or None
+
+
+# ----------------------------------------------------------------------------- command lines
+
+# A command's documented password argument: (commands, flag, form). Form " ": the value after a
+# space; "": glued to the flag (7z -pSECRET); "pass:": OpenSSL's pass-phrase argument; "%" and
+# ",": the part after ``user%`` / ``user,`` (smbclient -U user%secret, lftp -u user,secret).
+_COMMAND_PASSWORDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("zip", "unzip", "zipcloak"), "-P", " "),
+    (("7z", "7za", "7zr", "rar", "unrar"), "-p", ""),
+    (("rar",), "-hp", ""),
+    (("sqlcmd", "bcp", "osql"), "-P", " "),
+    (("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), "-P", " "),
+    (
+        ("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd"),
+        "-w",
+        " ",
+    ),
+    (("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"), "-p", " "),
+    (("openssl",), "-k", " "),
+    (("openssl",), "-pass", "pass:"),
+    (("openssl",), "-passin", "pass:"),
+    (("openssl",), "-passout", "pass:"),
+    (("cloudsmith",), "-k", " "),
+    (("influx",), "-t", " "),
+    (("smbclient", "rpcclient", "smbcacls", "smbget"), "-U", "%"),
+    (("lftp",), "-u", ","),
+)
+_COMMAND_FLAGS = {
+    (command, flag): form for commands, flag, form in _COMMAND_PASSWORDS for command in commands
+}
+_COMMAND_NAMES = tuple(sorted({command for command, _ in _COMMAND_FLAGS}))
+_COMMAND_NAME_SET = frozenset(_COMMAND_NAMES)
+
+
+def _command_of(text: str, at: int) -> str:
+    """The command whose arguments include position ``at``: the nearest word before it in its
+    line's pipeline segment that names one of ``_COMMAND_PASSWORDS``' commands (without its
+    directory: ``/usr/bin/zip``), also after prose (``… the backup: zip -P …``)."""
+    start = max(text.rfind(sep, 0, at) for sep in ("\n", "|", ";", "&", "$(", "`")) + 1
+    for word in reversed(text[start:at].split()):
+        name = word.rsplit("/", 1)[-1].strip("'\"`")
+        if name in _COMMAND_NAME_SET:
+            return name
+    return ""
+
+
+def _command_password(match: re.Match[str]) -> Span | None:
+    """The value of a command's documented password flag (``zip -P``, ``7z -p…``, ``ldapsearch
+    -w``, ``openssl … -passout pass:…``, ``smbclient -U user%…``); see ``_COMMAND_PASSWORDS``."""
+    form = _COMMAND_FLAGS.get((_command_of(match.string, match.start()), match["flag"]))
+    if form is None or (form == "") != (match["sep"] == ""):
+        return None
+    value, start = match["secret"], match.start("secret")
+    if form in ("pass:", "%", ","):
+        cut = value.find(form[-1] if form != "pass:" else "pass:")
+        if cut < 0 or (form == "pass:" and cut):
+            return None
+        skip = cut + (5 if form == "pass:" else 1)
+        value, start = value[skip:], start + skip
+    ok = looks_like_value(value.strip("'\""), words=True)
+    return (start, start + len(value)) if ok else None
+
+
+# a command that reads a password from its standard input
+_READS_PASSWORD = re.compile(
+    r"--pass(?:word|phrase)-(?:stdin|fd)\b|--with-token\b|\bsudo\b[^|\n]*?[ \t]-\w*S\b"
+    r"|\b(?:ch|smb)?passwd\b|\bkinit\b|\bcryptsetup\b|-pass(?:in)?[ \t]+stdin\b"
+    r"|\bsecret[ \t]+(?:create|set)\b"
+)
+# a file named for a secret (~/.vault_pass, /etc/openvpn/auth.txt, token.txt), not a list of
+# public keys or hosts
+_SECRET_FILE = re.compile(r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key)[\w.-]*$")
+_PUBLIC_FILE = re.compile(r"(?i)authorized_keys|known_hosts|\.pub$|\.crt$|\.cer$")
+_INI_SECTION = re.compile(r"\[[^\]]*\]")
+
+
+def _piped_password(match: re.Match[str]) -> Span | None:
+    """What ``echo`` / ``printf`` pipes into a command that reads a password (``docker login
+    --password-stdin``, ``sudo -S``, ``chpasswd``) or writes into a secret-named file, and a
+    here-string given to such a command (``gpg --passphrase-fd 0 <<< "…"``). ``user:secret``
+    (chpasswd) and ``user\nsecret`` (an OpenVPN auth file): the part after the user."""
+    text = match.string
+    if match["op"] is not None:
+        group = "qv" if match["qv"] is not None else "v"
+        rest = match["rest"]
+        if match["op"] == "|":
+            ok = _READS_PASSWORD.search(rest) is not None
+        else:
+            target = rest.split()[0].strip("'\"") if rest.split() else ""
+            ok = bool(_SECRET_FILE.search(target)) and not _PUBLIC_FILE.search(target)
+            ok = ok and group == "v" or ok and " " not in match["qv"]
+    else:
+        group = "hqv" if match["hqv"] is not None else "hv"
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        ok = _READS_PASSWORD.search(text, line_start, match.start()) is not None
+    if not ok:
+        return None
+    value, start = match[group], match.start(group)
+    pieces = [piece for piece in value.split("\\n")]
+    if len([p for p in pieces if p]) > 1:  # user\nsecret\n: the lines after the first
+        first = value.index("\\n") + 2
+        value, start = value[first:].removesuffix("\\n"), start + first
+    elif ":" in value and "chpasswd" in text[max(0, match.start() - 80) : match.end() + 80]:
+        cut = value.index(":") + 1
+        value, start = value[cut:], start + cut
+    if _INI_SECTION.fullmatch(value) or not looks_like_value(value, words=True):
+        return None
+    return start, start + len(value)
+
+
+def _expect_send(match: re.Match[str]) -> Span | None:
+    value = match["secret"]
+    return match.span("secret") if looks_like_value(value, words=True) else None
+
+
+# ----------------------------------------------------------------------------- code
+
+_LITERAL_ARG = re.compile(r"""[bBrRuU]?(['"])([^'"\n]*)\1""")
+_KEYWORD_ARG = re.compile(r"\w+\s*[=:]")
+_HOST = re.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
+
+
+def _credential_call(match: re.Match[str]) -> Span | None:
+    """``NetworkCredential("user", "…")``, ``getConnection(url, "user", "…")``,
+    ``smtp.PlainAuth("", "me@x", "…", host)``, ``auth=("user", "…")``: in a call that logs in,
+    the string after the first one naming a user (hosts, URLs and empty strings skipped)."""
+    args = match["args"]
+    offset = match.start("args")
+    at = 0
+    user = False
+    for piece in args.split(","):
+        stripped = piece.strip()
+        literal = _LITERAL_ARG.fullmatch(stripped)
+        position = offset + at + piece.find(stripped)
+        at += len(piece) + 1
+        if literal is None or _KEYWORD_ARG.match(stripped):
+            user = False
+            continue
+        value = literal[2]
+        if not value or _HOST.fullmatch(value):
+            continue
+        if not user:
+            user = True
+            continue
+        if looks_like_value(value, words=True) and not _NOT_PROSE_VALUE.fullmatch(value):
+            start = position + stripped.index(value, 1)
+            return start, start + len(value)
+        return None
+    return None
+
+
+# a method that takes the secret rather than sets or checks it: setPassword("…"),
+# .password("…"), withApiKey("…"); not getPassword("prompt"), hashPassword("…")
+_VERBS = frozenset(
+    {
+        "get",
+        "read",
+        "ask",
+        "prompt",
+        "check",
+        "verify",
+        "validate",
+        "hash",
+        "encrypt",
+        "decrypt",
+        "reset",
+        "change",
+        "update",
+        "generate",
+        "create",
+        "new",
+        "store",
+        "save",
+        "load",
+        "fetch",
+        "find",
+        "has",
+        "is",
+        "mask",
+        "redact",
+        "show",
+        "print",
+        "log",
+        "send",
+        "request",
+        "rotate",
+        "refresh",
+        "revoke",
+        "parse",
+        "to",
+        "from",
+        "random",
+        "compare",
+        "match",
+        "test",
+        "use",
+        "forgot",
+        "lost",
+        "require",
+        "enter",
+    }
+)
+
+
+def _setter(match: re.Match[str]) -> Span | None:
+    """``setPassword("…")``, ``.apiKey("…")``, ``ConvertTo-SecureString "…"``."""
+    if match["name"] is not None:
+        parts = _name_parts(match["name"])
+        if parts and parts[0] in ("set", "with"):
+            parts = parts[1:]
+        if not parts or parts[0] in _VERBS or not is_secret_name("_".join(parts)):
+            return None
+    group = "secret" if match["name"] is not None else "svalue"
+    return match.span(group) if looks_like_value(match[group], words=True) else None
+
+
+FINDERS: list[Callable[[str], list[tuple[int, int, str]]]] = []
+"""Set by the engine: the secrets in a text (what ``base64_secret`` and ``urlencoded_secret``
+ask of the text they decode)."""
 
 _PRINTABLE = re.compile(r"[\x20-\x7e\t\n\r]*")
 
@@ -776,6 +1449,42 @@ def _base64_secret(match: re.Match[str]) -> Span | None:
         return None
     decoded = _decoded_text(value)
     return match.span() if decoded is not None and FINDERS[0](decoded) else None
+
+
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})|\+")
+
+
+def _percent_decoded(text: str, start: int, end: int) -> tuple[str, list[int], list[int]]:
+    """``text[start:end]`` with %XX escapes and ``+`` decoded, and where each decoded
+    character starts and ends in ``text``."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = start
+    for escape in _PERCENT.finditer(text, start, end):
+        out.append(text[at : escape.start()])
+        starts.extend(range(at, escape.start()))
+        ends.extend(range(at + 1, escape.start() + 1))
+        out.append(chr(int(escape[1], 16)) if escape[1] else " ")
+        starts.append(escape.start())
+        ends.append(escape.end())
+        at = escape.end()
+    out.append(text[at:end])
+    starts.extend(range(at, end))
+    ends.extend(range(at + 1, end + 1))
+    return "".join(out), starts, ends
+
+
+def _urlencoded_secret(match: re.Match[str]) -> list[Span] | None:
+    """A secret inside URL-encoded text (``next=https%3A%2F%2F…%3Faccess_token%3Dghp_…``, a
+    password with ``%40`` in it, twice-encoded ``%253D``): a line holding an escape is decoded
+    and searched like any text (once per line: twice-encoded text is decoded again by the
+    search), and what holds each secret there is redacted here."""
+    decoded, starts, ends = _percent_decoded(match.string, match.start(), match.end())
+    if not FINDERS or decoded == match.group():
+        return None
+    spans = [(starts[start], ends[end - 1]) for start, end, _kind in FINDERS[0](decoded)]
+    return spans or None
 
 
 def _decoded_text(value: str) -> str | None:
@@ -854,7 +1563,7 @@ RULES: tuple[Rule, ...] = (
         "pem_private_key",
         _rx(
             r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?!\n[ \t]*\r?\n).)*)",
             re.DOTALL,
         ),
         ("PRIVATE KEY",),
@@ -1087,6 +1796,12 @@ RULES: tuple[Rule, ...] = (
         _rx(r"(?<![\w+/-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])"),
         ("",),
         span_of=_base64_secret,
+        # base64 of text: every fourth character encodes a byte's top six bits, and a tab, a
+        # line break or a printable ASCII byte puts them in C, D or I-f
+        gated=_rx(
+            r"(?<![\w+/-])(?=[A-Za-z0-9+/_-]{16})(?:[CDI-Za-f][A-Za-z0-9+/_-]{3})+"
+            r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{0,2})?={0,2}(?![\w+/=-])"
+        ),
     ),
     Rule(
         "random_token",
@@ -1126,7 +1841,7 @@ RULES: tuple[Rule, ...] = (
         _rx(
             r"(?im)(?:^|[\s{'\"])(?:Authorization|X-Auth-Key|X-Api-Key|Api-Key|X-Vault-Token|"
             r"PRIVATE-TOKEN|X-Shopify-Access-Token|DD-API-KEY|DD-APPLICATION-KEY|"
-            r"X-JFrog-Art-Api)['\"]?\s*:\s*['\"]?(?:token\s+|key=|SSWS\s+)?"
+            r"X-JFrog-Art-Api)['\"]?\s*:\s*['\"]?(?:[A-Za-z][\w-]{1,24}[ \t]+|key=)?"
             r"(?P<secret>[\w.~+/=-]{16,})"
         ),
         ("authorization", "-key", "-token", "-api"),
@@ -1175,14 +1890,19 @@ RULES: tuple[Rule, ...] = (
             r"(?<![\w-])--?(?P<name>[A-Za-z][\w.-]{2,40})(?P<op>=|[ \t]+)(?P<q>['\"]?)"
             r"(?P<secret>[^\s'\"`]{4,})"
         ),
-        ("-",),
+        _NAME_LITERALS,
+        folded=True,
         span_of=_secret_flag,
         reach=LINES,
+        gated=_rx(
+            r"(?<![\w-])--?(?P<name>" + _NAME_GATE + r"[A-Za-z][\w.-]{2,40})(?P<op>=|[ \t]+)"
+            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`]{4,})"
+        ),
     ),
     Rule(
         "short_flag_secret",
         _rx(r"(?<![\w-])-[pwkaP][ \t]+['\"]?(?P<secret>[^\s'\"`]{8,})"),
-        ("-",),
+        ("-p ", "-w ", "-k ", "-a ", "-P ", "-p\t", "-w\t", "-k\t", "-a\t", "-P\t"),
         span_of=_value(strict=True),
         reach=LINES,
     ),
@@ -1200,11 +1920,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "user_colon_password",
         _rx(
-            r"(?:\bcurl\b[^\n]*?\s(?:-u|--user)|\bClient\()\s*=?\s*['\"]?[^\s:'\"]+['\"]?"
-            r"\s*[:,]\s*['\"]?(?P<secret>" + _PW + r"{6,})"
+            r"(?:\bcurl\b[^\n]*?\s(?:-u|--user|--proxy-user)|\bClient\("
+            r"|(?<![\w-])--?(?:auth|basic-auth|http-user|creds|credentials))"
+            r"\s*=?\s*['\"]?(?P<user>[^\s:'\",]+)['\"]?[ \t]*[:,][ \t]*['\"]?(?P<secret>"
+            + _PW
+            + r"*)"
         ),
-        ("curl", "Client("),
-        span_of=_value(),
+        ("curl", "Client(", "-auth", "-cred", "-http-user"),
+        span_of=_user_password,
         reach=LINES,
     ),
     Rule(
@@ -1239,7 +1962,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "sql_password",
         _rx(
-            r"(?i)\b(?:WITH\s+(?:ENCRYPTED\s+)?PASSWORD|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s+"
+            r"(?i)\b(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
             r"'(?P<secret>[^'\n]+)'"
         ),
         ("password", "identified"),
@@ -1292,9 +2015,178 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "secret_assignment",
         _ASSIGN,
-        ("pass", "pw", "secret", "token", "key", "credential", "dsn", "pat"),
+        (*_NAME_LITERALS, "auth", "login"),
         folded=True,
         span_of=_assignment,
+        reach=LINES,
+        gated=_ASSIGN_GATED,
+    ),
+    Rule(
+        "secret_directive",
+        _rx(
+            r"(?:^|(?<=[ \t;]))(?P<name>[A-Za-z_][\w.-]{1,60})[ \t]+(?P<q>['\"]?)"
+            r"(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
+            r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
+            re.MULTILINE,
+        ),
+        _NAME_LITERALS,
+        folded=True,
+        span_of=_directive,
+        reach=LINES,
+        gated=_rx(
+            r"(?:^|(?<=[ \t;]))(?P<name>" + _NAME_GATE + r"[A-Za-z_][\w.-]{1,60})[ \t]+"
+            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
+            r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
+            re.MULTILINE,
+        ),
+    ),
+    Rule(
+        "spoken_secret",
+        _rx(
+            r"(?i)\b(?P<kind>(?:pin(?:[ \t]+(?:code|number))?|passcode|pass[ \t]+code"
+            r"|combination|(?:door|gate|alarm|access|entry|unlock|safe|lock|garage|keypad)"
+            r"[ \t]+code)s?)\b[^\n.;]{0,40}?(?:\bis\b|:|=)[ \t]*['\"`]?"
+            r"(?P<secret>[\w#*-]*\d[\w#*-]*)"
+            r"|\b(?:recovery|backup|one-time|2fa|mfa|scratch)[ \t]+(?P<codes>codes?)\b[^\n:]{0,60}:"
+            r"[ \t]*(?P<list>[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})*"
+            r"(?:[ \t]*,[ \t]*[A-Za-z0-9]{4,10}(?:-[A-Za-z0-9]{4,10})*)*)"
+            r"|\b(?P<chunk>pass(?:word|phrase|code)?|secret|key|code|token|pin)\b[^\n]{0,60}?"
+            r"(?::|\bis\b|=)[ \t]*['\"`]?(?P<grouped>[A-Za-z0-9]{4}(?P<sep>[ -])[A-Za-z0-9]{4}"
+            r"(?:(?P=sep)[A-Za-z0-9]{4}){2,7})(?![\w-])"
+            r"|\b(?P<seed>seed(?:[ \t]+(?:phrase|words))?|mnemonic"
+            r"|(?:recovery|secret|backup|wallet)[ \t]+(?:phrase|words))\b"
+            r"[^\n:=]{0,50}[:=][ \t]*['\"]?"
+            r"(?P<words>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b"
+        ),
+        ("pin", "code", "combination", "pass", "secret", "key", "token", "seed", "mnemonic"),
+        folded=True,
+        span_of=_spoken,
+        reach=LINES,
+    ),
+    Rule(
+        "url_path_token",
+        _rx(r"\bhttps?://[^\s/?#'\"<>]+(?P<path>/[^\s?#'\"<>)\]]*)"),
+        ("://",),
+        span_of=_url_path_token,
+        reach=LINES,
+        # a path with a keyword segment before another segment, or a UUID / hex whole path
+        gated=_rx(
+            r"\bhttps?://[^\s/?#'\"<>]+(?P<path>(?=(?:/[^\s?#'\"<>)\]/]*)*?"
+            r"/(?i:hooks?|webhooks?|inputs|catch|keys?|tokens?|secrets?|apikey)/[^/\s?#'\"<>)\]]"
+            r"|/[0-9a-fA-F-]{32,}/*(?![^\s?#'\"<>)\]]))/[^\s?#'\"<>)\]]*)"
+        ),
+    ),
+    Rule(
+        "command_password",
+        _rx(
+            r"(?<![\w-])(?P<flag>-(?:hp|passin|passout|pass|P|p|w|k|t|U|u))"
+            r"(?P<sep>[ \t]+|(?=[^\s-]))['\"]?(?P<secret>[^\s'\"]+)"
+        ),
+        _COMMAND_NAMES,
+        span_of=_command_password,
+        reach=LINES,
+    ),
+    Rule(
+        "login_string_password",
+        _rx(
+            r"(?:(?<![\w./-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+)*[ \t]+['\"]?"
+            r"|oracle:thin:)[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
+        ),
+        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:"),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "piped_password",
+        _rx(
+            r"(?<![\w-])(?:echo|printf)[ \t]+(?:-[neE]{1,3}[ \t]+)*"
+            r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v>[^\s'\"|;&<>]+))"
+            r"[ \t]*(?P<op>\|(?!\|)|>>?)[ \t]*(?P<rest>[^\n]*)"
+            r"|<<<[ \t]*(?:(?P<hq>['\"])(?P<hqv>[^'\"\n]+)(?P=hq)|(?P<hv>[^\s'\"|;&<>]+))"
+        ),
+        ("echo", "printf", "<<<"),
+        span_of=_piped_password,
+        reach=LINES,
+    ),
+    Rule(
+        "expect_send",
+        _rx(
+            r"(?i)\bexpect[ \t]+(?:-\w+[ \t]+)*\"[^\"\n]*(?:pass|secret|token|pin)[^\"\n]*\""
+            r"[ \t]*(?:;|\r?\n)[ \t]*(?:exp_)?send[ \t]+(?:--[ \t]+)?"
+            r"\"(?P<secret>(?:[^\"\\\n]|\\[^rn])+?)(?:\\[rn])?\""
+        ),
+        ("expect",),
+        folded=True,
+        span_of=_expect_send,
+        reach=LINES,
+    ),
+    Rule(
+        "credential_call",
+        _rx(
+            r"(?:\b[A-Za-z_][\w.$]*(?:Credential|Auth|Login|login|Connection|connect|Connect)"
+            r"\w*|\bauth[ \t]*=[ \t]*)[ \t]*\((?P<args>[^()\n]{0,300})\)"
+        ),
+        ("Credential", "Auth", "Login", "login", "onnect", "auth"),
+        span_of=_credential_call,
+        reach=LINES,
+    ),
+    Rule(
+        "setter_secret",
+        _rx(
+            r"(?<![\w$])(?P<name>[A-Za-z_]\w*)[ \t]*\([ \t]*(?P<q>['\"])(?P<secret>[^'\"\n]+)"
+            r"(?P=q)[ \t]*\)|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
+            r"(?P<svalue>[^'\"\n]+)(?P=sq)"
+        ),
+        (*_NAME_LITERALS, "securestring"),
+        folded=True,
+        span_of=_setter,
+        reach=LINES,
+        gated=_rx(
+            r"(?<![\w$])(?P<name>(?=\w*?(?i:" + "|".join(_NAME_LITERALS) + r"))[A-Za-z_]\w*)"
+            r"[ \t]*\([ \t]*(?P<q>['\"])(?P<secret>[^'\"\n]+)(?P=q)[ \t]*\)"
+            r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
+            r"(?P<svalue>[^'\"\n]+)(?P=sq)"
+        ),
+    ),
+    Rule(
+        "named_value",
+        _rx(
+            r"(?i)(?<![\w-])(?:name|key)['\"]?[ \t]*[:=][ \t]*(?P<nq>['\"]?)"
+            r"(?P<name>[\w.:-]{2,80}?)(?P=nq)[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
+            r"['\"]?value['\"]?[ \t]*[:=][ \t]*"
+            r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v>[^\s'\",;}{)\]<>]+))"
+        ),
+        ("name", "key"),
+        folded=True,
+        span_of=_named_value,
+        reach=LINES,
+    ),
+    Rule(
+        "element_value",
+        _rx(
+            r"<key>(?P<key>[^<>\n]{1,80})</key>\s*<string>(?P<value>[^<>\n]{1,300})</string>"
+            r"|<(?P<tag>(?:[\w-]+:)?[A-Za-z_][\w.-]*)(?P<attrs>[ \t][^<>\n]*)?>"
+            r"(?P<secret>[^<>\n]{1,300})</(?P=tag)[ \t]*>"
+        ),
+        ("</",),
+        span_of=_element_value,
+        reach=LINES,
+    ),
+    Rule(
+        "table_column",
+        _rx(
+            r"(?m)^[^\n|]*\|(?P<head>[^\n]*\|)[ \t]*\r?\n[ \t]*\|[ \t]*:?-{3,}[-:| \t]*\r?\n"
+            r"(?P<body>(?:[ \t]*\|[^\n]*(?:\n|$))+)"
+        ),
+        ("|-", "| -", "|:"),
+        span_of=_table_column,
+    ),
+    Rule(
+        "csv_column",
+        _rx(r"(?m)^(?P<head>[^,\n]{1,60}(?:,[^,\n]{0,60}){1,20})\r?\n(?P<row>[^\n]+)"),
+        ("pass", "secret", "token", "key", "pwd"),
+        folded=True,
+        span_of=_csv_column,
         reach=LINES,
     ),
     Rule(
@@ -1311,15 +2203,21 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "prose_secret",
         _rx(
-            r"(?i)(?<![a-z0-9])(?:pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
+            r"(?i)(?<![a-z0-9])(?P<word>pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
             r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])(?:\s*\([^)\n]{0,30}\))?"
-            r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|)\s*"
+            r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|(?=\s))\s*"
             r"['\"`]?(?P<secret>[^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})"
         ),
         ("pass", "pw", "secret", "key", "token", "cred"),
         folded=True,
-        span_of=_value(strict=True),
+        span_of=_prose,
         reach=LINES,
+    ),
+    Rule(
+        "urlencoded_secret",
+        _rx(r"[^\n]*%[0-9A-Fa-f]{2}[^\n]*"),
+        ("%",),
+        span_of=_urlencoded_secret,
     ),
 )
 

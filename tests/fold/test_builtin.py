@@ -363,6 +363,22 @@ def test_fold_writes_no_subject_lines_into_claude_md(repo: Repo) -> None:
     assert vault_text(repo, "_master.md") is not None
 
 
+def test_a_value_split_over_a_sessions_lines_reaches_no_digest_line(repo: Repo) -> None:
+    """The builtin merger squeezes each bullet onto one line: the session is redacted whole
+    first, while the pieces of a split value are still together."""
+    head, tail = "AIza" + "hfiR260g1WSm1btz", "sEvdXScYTE7Jf7M-LVZ"
+    session = (
+        '---\nkind: "session"\nslug: "2026-12-01-1000-split"\ntitle: "split"\n'
+        'saved_at: "2026-12-01T10:00:00+00:00"\nmode: "manual"\n---\n# split\n\n'
+        f'## Summary\nMaps work.\n\n## Gotchas\n- String k = "{head}"\n    + "{tail}";\n'
+    )
+    vault_of(repo).commit({"sessions/2026-12-01-1000-split.md": session.encode()}, "session split")
+    folded = cli_in(repo, "fold", "--merger", "builtin")
+    assert folded.code == 0 and "nothing" not in folded.out, folded
+    _, body = digest_meta_body(repo)
+    assert head not in body and tail not in body, body
+
+
 def test_a_secret_an_older_vault_holds_reaches_no_digest_check_or_index(repo: Repo) -> None:
     """A session written unredacted (an older gitvault, a teammate's clone): the builtin
     merger copies its items' words, yet no secret reaches the digest, verify's results or the

@@ -4,6 +4,8 @@ not; the fold's items and miner read notes through it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -103,3 +105,16 @@ def test_a_secret_in_a_committed_file_name_is_redacted_in_the_note_and_its_commi
         assert all(secret not in bytes(data or b"").decode() for data in write.changes.values())
     assert "leak/[REDACTED:random_token].txt" in note
     assert "backup/[REDACTED:github_token]" in note
+
+
+def test_a_secret_across_the_subjects_line_break_is_redacted_in_the_note_and_its_commit() -> None:
+    """The message is redacted whole, then split: the subject names the key file and the body's
+    first line holds the key (redacted apart, neither held a secret on its own)."""
+    key = "6a50431f9b020d8fa0e88d9ed3658c32"
+    table = "| host | password |\n|---|---|\n| db1 | Marble4417? |"  # a table pasted whole
+    for message, secret in (("cat config/master.key\n\n" + key, key), (table, "Marble4417?")):
+        info = replace(_info("x", "", [("a.py", 1)]), message=message)
+        note = render.render(info, render.NoteContext("main", "main"))
+        write = render.note_write(info, render.NoteContext("main", "main"))
+        assert secret not in note and secret not in write.message, note
+        assert "[REDACTED:" in note

@@ -10,7 +10,14 @@ import sqlite3
 import pytest
 
 from gitvault.pathrecall import known
-from gitvault.pathrecall.index import FORMAT, PathIndex, classify, iter_known, knows
+from gitvault.pathrecall.index import (
+    FORMAT,
+    PathIndex,
+    classify,
+    iter_known,
+    knows,
+    parse_session,
+)
 from gitvault.resolve import resolve
 from gitvault.vault import frontmatter, layout, statedir
 from gitvault.vault.store import Vault
@@ -175,6 +182,20 @@ def test_text_from_the_vault_is_redacted_again_before_it_is_stored(repo: Repo) -
     assert found is not None and secret not in found.recent[0].subject
     assert "[REDACTED" in found.recent[0].subject
     assert secret.encode() not in index.path.read_bytes()
+
+
+def test_a_session_is_redacted_whole_before_it_is_cut_into_bullets() -> None:
+    """A value split over two lines of a bullet (Java's "ab" + "cd") is one secret only while
+    the lines are together: the path index's bullets hold neither piece."""
+    head, tail = "AIza" + "hfiR260g1WSm1btz", "sEvdXScYTE7Jf7M-LVZ"
+    text = (
+        '---\nkind: "session"\nslug: "2026-12-01-1000-x"\ntitle: "x"\n'
+        'saved_at: "2026-12-01T10:00:00+00:00"\nmode: "manual"\n---\n# x\n\n'
+        f'## Gotchas\n- String k = "{head}"\n    + "{tail}";\n- another bullet\n'
+    )
+    session = parse_session(text, "2026-12-01-1000-x", 0)
+    stored = repr(session.bullets)
+    assert head not in stored and tail not in stored, stored
 
 
 def test_the_path_list_a_shell_can_read(repo: Repo) -> None:

@@ -225,6 +225,11 @@ def test_pem_without_end_redacts_to_end() -> None:
     out, found = scrub_secrets(f"head of key file:\n{truncated}\n...")
     assert out == "head of key file:\n[REDACTED:pem_private_key]"
     assert found == [Scrubbed("pem_private_key", 1)]
+    # only to the end of its paragraph: what follows a blank line is another part of the text
+    # (a save's next section), and the key's lines are all gone
+    text = f"## Summary\npasted:\n{truncated}\n(rest cut off)\n\n## Next Steps\n- rotate it"
+    out, found = scrub_secrets(text)
+    assert out == "## Summary\npasted:\n[REDACTED:pem_private_key]\n\n## Next Steps\n- rotate it"
 
 
 def test_url_password_keeps_scheme_user_host_and_path() -> None:
