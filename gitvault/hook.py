@@ -4,6 +4,7 @@
     gitvault-hook git sync <pre-push|post-merge> <repository> [REMOTE]  (sync.auto, detached)
     gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
     gitvault-hook status --line                                  (Claude Code's statusLine)
+    gitvault-hook ready <common git dir>                         (the recall, materialized)
     gitvault-hook <agent> <event>                                (every agent's hook settings)
 
 It imports only what the called hook needs: a hook that imported the CLI (typer, rich) would
@@ -33,7 +34,12 @@ def main(argv: list[str] | None = None) -> int:
         code = drain.main(args[2:])
         if args[2:]:
             _update_path_index(args[2])
+            # Detached (the shims' usual drainer): time for just-written settings to settle.
+            _materialize(args[2], wait="--detach" in args)
         return code
+    if args[:1] == ["ready"] and len(args) == 2:  # a writer's detached refresh (memory/ready)
+        _materialize(args[1], wait=True)
+        return 0
     if args[:2] == ["git", "sync"]:
         from gitvault.sync import run
 
@@ -91,6 +97,23 @@ def _update_path_index(common: str) -> None:
         from gitvault.pathrecall.index import update_quietly
 
         update_quietly(Location(common_dir=Path(common), git_dir=Path(common), workdir=None))
+    except Exception:  # noqa: BLE001 - a hook never fails
+        pass
+
+
+def _materialize(common: str, *, wait: bool) -> None:
+    """The recall blocks session starts are served from, built again (memory/ready). Never
+    raises."""
+    from pathlib import Path
+
+    from gitvault.resolve import Location
+
+    try:
+        from gitvault.memory import ready
+        from gitvault.vault.launcher import SETTLE_NS
+
+        loc = Location(common_dir=Path(common), git_dir=Path(common), workdir=None)
+        ready.refresh(loc, wait=SETTLE_NS / 1e9 + 0.5 if wait else 0.0)
     except Exception:  # noqa: BLE001 - a hook never fails
         pass
 

@@ -76,12 +76,7 @@ class HookCall:
         if self._config is None:
             from gitvault.vault import gitcmd
 
-            proc = gitcmd.run_git(["config", "--get-regexp", r"^gitvault\."], self.cwd, check=False)
-            found: dict[str, str] = {}
-            for line in proc.stdout.decode("utf-8", "replace").splitlines():
-                key, _, value = line.partition(" ")
-                found.setdefault(key.lower(), value.strip())
-            self._config = found
+            self._config = gitcmd.gitvault_config(self.cwd)
         return self._config
 
     def branch(self) -> str:
@@ -109,6 +104,8 @@ class HookCall:
             from gitvault.agents import ledger
 
             self._state = ledger.load(self.loc, self.session_id)
+            if self._state.sh_started and not self._state.cli:
+                self._state.cli = self.adapter.shell_cli()  # what a Python start records
         return self._state
 
     def finish(self) -> None:
@@ -173,6 +170,9 @@ def recall_at_start(call: HookCall) -> Answer | None:
         handovers.consume(loc, result.handovers, call.session_id)
     state.recall = {**(known or {}), **result.parts}
     state.cli = call.adapter.shell_cli()
+    from gitvault.memory import ready
+
+    ready.want(loc)  # the next change of the vault materializes this worktree's block
     return {"context": result.text} if result.text else None
 
 

@@ -223,4 +223,7 @@ def save(
     from gitvault.pathrecall.index import update_quietly
 
     update_quietly(loc)  # the session's decisions and next steps, for the edit-time block
+    from gitvault.memory import ready
+
+    ready.refresh_later(loc)  # and for the next session start's block
     return saved

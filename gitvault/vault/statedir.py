@@ -78,6 +78,18 @@ SHOWN_PATHS = "recall-shown"
 # it the session's turns answered that way (QUIET_BEAT_SUFFIX: one byte a turn).
 QUIET = "quiet"
 QUIET_BEAT_SUFFIX = ".seen"
+# Beside them, a session start the launcher answered from a materialized recall (below): one
+# record per start, which the session's ledger folds in (gitvault.agents.ledger).
+QUIET_START_SUFFIX = ".start"
+# The recall block SessionStart injects, materialized per worktree when the vault changes
+# (gitvault.memory.ready) with everything it was built from, so the launcher's sh can serve a
+# session start without Python while all of it still holds (gitvault/vault/launcher). One file
+# per worktree (READY_MAIN: the main one; a linked worktree's name), and READY_GEN: a token
+# every write of a state file the block reads (FEEDS_RECALL) replaces.
+READY = "recall-ready"
+READY_MAIN = "@"
+READY_GEN = ".gen"
+READY_LOCK = ".lock"
 # The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
 # the offer is (gitvault.memory.handovers says why it is never a vault commit).
 HANDOVERS = "handovers.json"
@@ -138,6 +150,29 @@ def quiet_beat(loc: Location, session_id: str) -> Path:
     return loc.state_dir / QUIET / (session_id + QUIET_BEAT_SUFFIX)
 
 
+def start_record(loc: Location, session_id: str) -> Path:
+    """A session start the launcher answered, not yet in the session's ledger."""
+    return loc.state_dir / QUIET / (session_id + QUIET_START_SUFFIX)
+
+
+def ready_key(loc: Location) -> str:
+    """The name of a worktree's materialized recall in the READY folder."""
+    return READY_MAIN if loc.git_dir == loc.common_dir else loc.git_dir.name
+
+
+def ready_file(loc: Location, key: str | None = None) -> Path:
+    return loc.state_dir / READY / (key or ready_key(loc))
+
+
+def recall_inputs_changed(loc: Location) -> None:
+    """A state file the recall block reads was written: no materialized block built before
+    now is served (a new token in READY_GEN, which each one names). Nothing to do when nothing
+    was ever materialized. Raises OSError when the folder cannot be written."""
+    folder = loc.state_dir / READY
+    if folder.is_dir():
+        atomic_write(folder / READY_GEN, os.urandom(12).hex().encode() + b"\n")
+
+
 def agent_file(agent: str, what: str) -> str:
     """The state file an agent adapter keeps about its own wiring (`claude-stamp.json`):
     the adapter names the agent, this module the shape of the name."""
@@ -147,7 +182,7 @@ def agent_file(agent: str, what: str) -> str:
 # Not rewritten by replace_text: caches dropped and rebuilt whole instead (bytes replaced in an
 # SQLite file would corrupt it), the launcher, the scratch repositories of fetches, and the
 # files an flock is held on (they name a holder, never vault text).
-_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", CHAINED_HOOKS, SYNC_INCOMING)
+_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", CHAINED_HOOKS, SYNC_INCOMING, READY)
 _HELD_SUFFIXES = (".lock", ".lease", ".pid")
 REPLACE_LIMIT = 64 * 1024 * 1024
 
@@ -186,15 +221,37 @@ def replace_text(loc: Location, needle: bytes, replacement: bytes) -> list[str]:
             if new != data:
                 atomic_write(path, new)
                 done.append(str(path.relative_to(root)))
+    done += _drop_ready(root / READY, forms)
     return sorted(done)
 
 
-class JsonFile:
-    """One versioned JSON object in the state folder."""
+def _drop_ready(folder: Path, forms: set[bytes]) -> list[str]:
+    """The materialized recall blocks holding the text: dropped (a cache, built again from
+    the vault), never rewritten in place."""
+    dropped: list[str] = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return dropped
+    for path in entries:
+        try:
+            data = read_regular(path, REPLACE_LIMIT)
+        except OSError:
+            continue
+        if any(form in data for form in forms):
+            path.unlink(missing_ok=True)
+            dropped.append(f"{READY}/{path.name}")
+    return dropped
 
-    def __init__(self, name: str, version: int = 1) -> None:
+
+class JsonFile:
+    """One versioned JSON object in the state folder. FEEDS_RECALL: the recall block reads it
+    (a write makes every materialized block stale)."""
+
+    def __init__(self, name: str, version: int = 1, *, feeds_recall: bool = False) -> None:
         self.name = name
         self.version = version
+        self.feeds_recall = feeds_recall
 
     def path(self, loc: Location) -> Path:
         return loc.state_dir / self.name
@@ -229,16 +286,20 @@ class JsonFile:
             return False
         make_dirs(loc.state_dir)
         write_json(self.path(loc), {FORMAT_KEY: self.version, **data}, indent=indent)
+        if self.feeds_recall:
+            recall_inputs_changed(loc)
         return True
 
 
-FOLD_STATE_FILE = JsonFile(FOLD_STATE)
+# The recall block reads the fold's state (its "behind" line), verify's results (stale marks),
+# the origins (labels, what is held for review) and the handovers offered.
+FOLD_STATE_FILE = JsonFile(FOLD_STATE, feeds_recall=True)
 FOLD_BUDGET_FILE = JsonFile(FOLD_BUDGET)
-VERIFY_FILE = JsonFile(VERIFY)
+VERIFY_FILE = JsonFile(VERIFY, feeds_recall=True)
 SYNC_STATE_FILE = JsonFile(SYNC_STATE)
 WALK_FILE = JsonFile(WALK)
-ORIGINS_FILE = JsonFile(ORIGINS)
-HANDOVERS_FILE = JsonFile(HANDOVERS)
+ORIGINS_FILE = JsonFile(ORIGINS, feeds_recall=True)
+HANDOVERS_FILE = JsonFile(HANDOVERS, feeds_recall=True)
 
 
 def _int(value: object) -> int:
