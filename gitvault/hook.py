@@ -4,7 +4,6 @@
     gitvault-hook git sync <pre-push|post-merge> <repository> [REMOTE]  (sync.auto, detached)
     gitvault-hook fold <repository> [--merger M] [--model M]     (the background fold)
     gitvault-hook status --line                                  (Claude Code's statusLine)
-    gitvault-hook ready <common git dir>                         (the recall, materialized)
     gitvault-hook <agent> <event>                                (every agent's hook settings)
 
 It imports only what the called hook needs: a hook that imported the CLI (typer, rich) would
@@ -37,9 +36,6 @@ def main(argv: list[str] | None = None) -> int:
             # Detached (the shims' usual drainer): time for just-written settings to settle.
             _materialize(args[2], wait="--detach" in args)
         return code
-    if args[:1] == ["ready"] and len(args) == 2:  # a writer's detached refresh (memory/ready)
-        _materialize(args[1], wait=True)
-        return 0
     if args[:2] == ["git", "sync"]:
         from gitvault.sync import run
 

@@ -225,5 +225,5 @@ def save(
     update_quietly(loc)  # the session's decisions and next steps, for the edit-time block
     from gitvault.memory import ready
 
-    ready.refresh_later(loc)  # and for the next session start's block
+    ready.after_change(loc)  # and for the next session start's block
     return saved

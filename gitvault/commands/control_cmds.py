@@ -100,7 +100,7 @@ def forget_cmd(
     done = forget_mod.forget(loc, ident, reason=reason)
     if done.commit is not None:
         index_mod.update_quietly(loc)  # the forgotten item leaves the per-path index now
-        ready.refresh_later(loc)  # and the next session start's recall block
+        ready.after_change(loc)  # and the next session start's recall block
     agentfiles.after_history_change(loc)
     if json_out:
         emit_json(
@@ -180,7 +180,7 @@ def redact(
     index_mod.update_quietly(loc)
     # The agent files' sections and verify.json quote the digest: taken again from the new one.
     agentfiles.after_history_change(loc)
-    ready.refresh_later(loc)  # the recall block, from the new history
+    ready.after_change(loc)  # the recall block, from the new history
     plan = done.plan
     shared, private = done.shared, done.private
     if json_out:

@@ -187,7 +187,7 @@ def backfill(
         update_quietly(loc)
         from gitvault.memory import ready
 
-        ready.refresh_later(loc)
+        ready.after_change(loc)
     out.print(
         f"backfill: {result.written} notes written, {result.already} already noted "
         f"({result.considered} commits considered)"

@@ -290,7 +290,7 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         update_quietly(loc)  # the new digest's lines, for the edit-time block
     from gitvault.memory import ready
 
-    ready.refresh_later(loc)  # the digest and the fold's state, for the next session start
+    ready.after_change(loc)  # the digest and the fold's state, for the next session start
     return result
 
 

@@ -114,7 +114,7 @@ def save_results(loc: Location, report: Report) -> None:
     statedir.save_verify(loc, report.as_json())
     from gitvault.memory import ready
 
-    ready.refresh_later(loc)  # its stale marks, in the next session start's block
+    ready.after_change(loc)  # its stale marks, in the next session start's block
 
 
 def summary(report: Report) -> Iterable[str]:

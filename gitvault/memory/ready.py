@@ -1,8 +1,9 @@
 """The recall block, materialized: what SessionStart injects into a fresh context (startup,
-clear, compact), computed when the vault changes — after a drain, a save, a fold, a sync, a
-forget — off the agent's wait, and stored per worktree with everything it was built from, so
-that the launcher's sh serves a session start without Python while all of that still holds
-(gitvault/vault/launcher holds the file's format and its reader).
+clear, compact), computed when the vault changes — by the detached drainer after a commit, and
+by save, fold, sync, forget, verify and backfill after they wrote — never at a session start,
+and stored per worktree with everything it was built from, so that the launcher's sh serves a
+session start without Python while all of that still holds (gitvault/vault/launcher holds the
+file's format and its reader).
 
 What the block depends on, and how the sh knows it still holds:
 - the vault branch and the private sessions' ref: their tips (loose ref files, compared);
@@ -33,7 +34,6 @@ from gitvault.vault import files, gitcmd, launcher, layout, statedir
 
 MAX_WORKTREES = 16  # ready files kept; beyond, the least recently built go
 ATTEMPTS = 3  # builds of one worktree's block while its inputs keep moving
-SYNC_ENV = "GITVAULT_SYNC"  # set (tests, the demo): a refresh runs in the writer's process
 BACKGROUND_ENV = "GITVAULT_BACKGROUND"  # a detached process already (the background fold)
 _TIP_CHARS = frozenset("0123456789abcdef")
 
@@ -289,9 +289,9 @@ def want(loc: Location) -> None:
             pass
 
 
-def refresh_later(loc: Location) -> None:
-    """After the vault (or what recall reads) changed: the ready files are built again by a
-    detached process, or here when the caller is one already or asks for it (SYNC_ENV). Nothing
+def after_change(loc: Location) -> None:
+    """After the vault (or what recall reads) changed: the ready files are built again, here
+    (a detached caller, BACKGROUND_ENV, may wait for just-written settings to settle). Nothing
     when no worktree was ever named. Never raises."""
     folder = _folder(loc)
     try:
@@ -299,28 +299,8 @@ def refresh_later(loc: Location) -> None:
             return
     except OSError:
         return
-    if any(_truthy(os.environ.get(name)) for name in (SYNC_ENV, BACKGROUND_ENV)):
-        refresh(loc)
-        return
-    import sys
-
-    from gitvault.vault import processes
-
-    try:
-        out = os.open(os.devnull, os.O_WRONLY)
-        try:
-            processes.spawn_detached(
-                [sys.executable, "-m", "gitvault.hook", "ready", str(loc.common_dir)],
-                cwd=loc.common_dir,
-                env={**os.environ, BACKGROUND_ENV: "1"},
-                output=out,
-            )
-        finally:
-            os.close(out)
-    except OSError as exc:
-        from gitvault.vault.locking import log_failure
-
-        log_failure(loc.state_dir, f"recall not materialized: {exc}")
+    wait = launcher.SETTLE_NS / 1e9 + 0.5 if _truthy(os.environ.get(BACKGROUND_ENV)) else 0.0
+    refresh(loc, wait=wait)
 
 
 def _truthy(value: str | None) -> bool:

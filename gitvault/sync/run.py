@@ -149,7 +149,7 @@ def sync(
     update_quietly(loc)  # what arrived, for the edit-time block
     from gitvault.memory import ready
 
-    ready.refresh_later(loc)  # and for the next session start
+    ready.after_change(loc)  # and for the next session start
     return result
 
 
