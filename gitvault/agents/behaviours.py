@@ -11,7 +11,7 @@ session-start → recall_at_start: the recall block (≤ 9,500 characters) as co
 turn-end      → ask_for_save_when_due: {"decision": "block", "reason": …} only when a save is
                 due (gitvault.agents.capture).
 pre-compact   → record_unsaved_work: a mechanical session record when this session has
-                unsaved work.
+                unsaved work (spooled; the drainer writes it, gitvault.agents.records).
 session-end   → record_and_fold: the same record, closes the run, then a detached,
                 lease-guarded fold.
 file-read,    → recall_at_file: the edit-time block (gitvault.pathrecall.block) of each file
@@ -185,9 +185,7 @@ def ask_for_save_when_due(call: HookCall) -> Answer | None:
 def record_unsaved_work(call: HookCall) -> Answer | None:
     from gitvault.agents import capture, ledger
 
-    slug = capture.auto_record(call, call.event)
-    if slug:
-        call.log(f"{call.adapter.name} hook {call.event}: wrote the mechanical record s:{slug}")
+    capture.auto_record(call, call.event)  # the drainer writes it (gitvault.agents.records)
     ledger.prune(call.loc)
     return None
 

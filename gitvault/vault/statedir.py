@@ -36,6 +36,11 @@ PENDING = "pending"  # commits made during a rebase, kept until it ends
 DRAIN_PID = "drain.pid"  # which drainer runs (a hint for the shims: they check /proc)
 DRAIN_LOCK = "drain.lock"  # one drainer at a time
 WALK = "walk.json"  # how far the drainer has read every worktree's HEAD log (notes/walk)
+# Mechanical session records PreCompact and SessionEnd asked for, one JSON file each until the
+# drainer wrote the record into the vault (gitvault.agents.records).
+RECORDS = "records"
+RECORD_SUFFIX = ".json"
+RECORDS_LOCK = ".lock"
 SET_ASIDE = "quarantine.jsonl"  # spool lines whose note could not be written (notes/quarantine)
 SET_ASIDE_LOCK = "quarantine.lock"
 LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (vault/launcher)
