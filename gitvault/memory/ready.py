@@ -72,18 +72,6 @@ def _folder(loc: Location) -> Path:
     return loc.state_dir / statedir.READY
 
 
-def _gen(folder: Path) -> str:
-    path = folder / statedir.READY_GEN
-    try:
-        text = files.read_regular(path, 200).decode("ascii").strip()
-    except FileNotFoundError:
-        text = ""
-    if not text:
-        text = os.urandom(12).hex()
-        files.atomic_write(path, text.encode() + b"\n")
-    return text
-
-
 def _tip(path: Path) -> str | None:
     """The tip a loose ref file holds (None: no such file). Raises OSError/ValueError when it
     is something else."""
@@ -116,7 +104,7 @@ def observe(loc: Location) -> Seen | None:
         return None
     seen = Seen(loc)
     try:
-        seen.gen = _gen(_folder(loc))
+        seen.gen = statedir.ready_gen(loc)
         head = files.read_regular(loc.git_dir / "HEAD", 4096)
         seen.head = head.split(b"\n", 1)[0].decode("utf-8")
         config = gitcmd.gitvault_config(loc.workdir)
@@ -267,6 +255,9 @@ def refresh(loc: Location, *, wait: float = 0.0) -> int:
                 if data:
                     files.atomic_write(path, data, mtime_ns=mtime)
                 served += mtime is not None
+            from gitvault.memory import vaultstate
+
+            vaultstate.materialize(loc)  # what `status --line` shows, beside the blocks
     except Exception as exc:  # noqa: BLE001 - a cache must never fail the write it follows
         log_failure(loc.state_dir, f"recall not materialized: {type(exc).__name__}: {exc}")
     return served
@@ -292,12 +283,8 @@ def want(loc: Location) -> None:
 def after_change(loc: Location) -> None:
     """After the vault (or what recall reads) changed: the ready files are built again, here
     (a detached caller, BACKGROUND_ENV, may wait for just-written settings to settle). Nothing
-    when no worktree was ever named. Never raises."""
-    folder = _folder(loc)
-    try:
-        if not any(not n.startswith(".") for n in os.listdir(folder)):
-            return
-    except OSError:
+    when the repository was never installed with this gitvault. Never raises."""
+    if not _folder(loc).is_dir():
         return
     wait = launcher.SETTLE_NS / 1e9 + 0.5 if _truthy(os.environ.get(BACKGROUND_ENV)) else 0.0
     refresh(loc, wait=wait)

@@ -26,6 +26,32 @@ same and no watched file is newer than the stamp. Anything else (no stamp, an id
 read, two session ids, a moved vault, a new commit, a changed config) hands the input to
 Python unchanged. Stamp content is only ever compared, never evaluated, sourced or run, and
 no path from it is opened for writing.
+
+It also serves a fresh session start (no `source` meaning resume) from the recall block the
+last vault change materialized for the session's worktree (gitvault.memory.ready writes it, in
+<state>/recall-ready/<worktree>; this module holds its format, reader and writer):
+
+    gitvault-ready 1 serve        (`wait`: names the worktree for the next refresh only)
+    <token>                       the READY_GEN token then (a state file recall reads replaces it)
+    <worktree>                    compared with the project folder the agent names
+    <HEAD file>, <its first line> the worktree's branch (its sessions first, its handovers)
+    <vault ref file>, <tip>       as in a stamp ("-": no loose file, packed-refs is watched)
+    <private ref file>, <tip>
+    <patterns folder>             compared with the one the hook's environment names
+    <agents served>               "*" or names (`git config gitvault.agents`)
+    <block length>                characters (no more than the agent passes on)
+    <reflog>                      the worktree's HEAD reflog: its size is the run's start offset
+    <ledger line>                 JSON: what the session's ledger takes from the start
+    <watched file>... end         git config files, packed-refs, the patterns: not newer
+    <block>                       the recall block as the inside of a JSON string, one line
+
+The sh serves it only when every line holds, the input names the agent's required members, no
+resume, one session id, a project folder that is the worktree's top, no git config in the
+environment and, where the agent hands the start a file for the session's environment, gitvault
+on PATH (else Python writes it). It then records the start (<state>/quiet/<id>.start: the
+reflog size, the ledger line; created only when none exists, the ledger folds it in and removes
+it, and the turn-end path answers nothing while it waits) and prints the agent's envelope
+around the block. Anything else goes to Python, which serves and records the start itself.
 """
 
 from __future__ import annotations

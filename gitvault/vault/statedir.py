@@ -36,11 +36,11 @@ PENDING = "pending"  # commits made during a rebase, kept until it ends
 DRAIN_PID = "drain.pid"  # which drainer runs (a hint for the shims: they check /proc)
 DRAIN_LOCK = "drain.lock"  # one drainer at a time
 WALK = "walk.json"  # how far the drainer has read every worktree's HEAD log (notes/walk)
-# Mechanical session records PreCompact and SessionEnd asked for, one JSON file each until the
-# drainer wrote the record into the vault (gitvault.agents.records).
+# Mechanical session records PreCompact and SessionEnd asked for, one JSON file each
+# (RECORD_SUFFIX) until the drainer wrote the record into the vault (gitvault.agents.records).
 RECORDS = "records"
-RECORD_SUFFIX = ".json"
-RECORDS_LOCK = ".lock"
+RECORD_SUFFIX = ".record"
+RECORDS_LOCK = ".writer-lock"
 SET_ASIDE = "quarantine.jsonl"  # spool lines whose note could not be written (notes/quarantine)
 SET_ASIDE_LOCK = "quarantine.lock"
 LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (vault/launcher)
@@ -94,7 +94,8 @@ QUIET_START_SUFFIX = ".start"
 READY = "recall-ready"
 READY_MAIN = "@"
 READY_GEN = ".gen"
-READY_LOCK = ".lock"
+READY_LOCK = ".refresh-lock"
+READY_STATUS = ".status"  # the vault's fold state for `status --line` (memory/vaultstate)
 # The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
 # the offer is (gitvault.memory.handovers says why it is never a vault commit).
 HANDOVERS = "handovers.json"
@@ -167,6 +168,20 @@ def ready_key(loc: Location) -> str:
 
 def ready_file(loc: Location, key: str | None = None) -> Path:
     return loc.state_dir / READY / (key or ready_key(loc))
+
+
+def ready_gen(loc: Location) -> str:
+    """The READY_GEN token (a new one when there is none). Raises OSError."""
+    path = loc.state_dir / READY / READY_GEN
+    try:
+        text = read_regular(path, 200).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        text = ""
+    if not text:
+        text = os.urandom(12).hex()
+        make_dirs(path.parent)
+        atomic_write(path, text.encode() + b"\n")
+    return text
 
 
 def recall_inputs_changed(loc: Location) -> None:
