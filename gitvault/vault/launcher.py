@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,6 +83,8 @@ def target() -> str:
     beside = Path(sys.executable).parent / ENTRY
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
+    import shutil  # here: every hook imports this module, few call this
+
     return shutil.which(ENTRY) or ""
 
 
