@@ -217,7 +217,7 @@ def _worktrees(loc: Location) -> list[tuple[Path, Location]]:
     out: list[tuple[float, Path, Location]] = []
     for entry in entries:
         try:
-            named = launcher.ready_worktree(files.read_regular(entry.path, 4096))
+            named = launcher.ready_worktree(files.read_range(entry.path, 0, 4096)[0])
             when = entry.stat(follow_symlinks=False).st_mtime
         except OSError:
             named, when = None, 0.0

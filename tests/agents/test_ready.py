@@ -128,6 +128,20 @@ def test_a_new_vault_tip_goes_to_python_and_its_block_is_new(served: Hooks) -> N
     assert _served_once(served, "claude", str(uuid.uuid4())) == out
 
 
+def test_a_block_larger_than_its_header_is_built_again_and_served(served: Hooks) -> None:
+    """A block near its cap (a long saved session): its ready file is read for the worktree it
+    names at every refresh, however large."""
+    part = "The parser is fast now. " * 40
+    long = f"## Summary\n{part}\n## Key Decisions\n- {part}\n## Next Steps\n- {part}\n"
+    for sid in ("s8", "s9"):
+        saved = cli_sub(served.repo, "save", "--agent", "codex", "--session-id", sid, stdin=long)
+        assert saved.code == 0, saved
+    assert served.materialize() == 1
+    assert (served.repo.state_dir / statedir.READY / statedir.READY_MAIN).stat().st_size > 5000
+    assert served.materialize() == 1, "built again, not dropped"
+    assert "The parser is fast now." in _served_once(served, "gemini")
+
+
 def test_a_commit_is_served_from_the_block_its_drain_built(served: Hooks) -> None:
     served.settle()
     served.repo.commit("feat: the lexer")
