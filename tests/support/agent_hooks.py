@@ -72,21 +72,21 @@ class Hooks:
 
     def run(self, agent: str, event: str, payload: Any, **env: str) -> tuple[str, bool]:
         """(stdout, whether Python started) of the agent's installed hook."""
-        adapter = adapters.get(agent)
-        raw = payload if isinstance(payload, str) else json.dumps(payload)
+        command = ["sh", "-c", installed_command(self.repo, adapters.get(agent), event)]
         before = self._starts()
-        full = {
-            **os.environ,
-            "PYTHONPATH": str(self.starts.parent / "site"),
-            "PWD": str(self.repo.path),
-            "GITVAULT_SYNC": "1",
-            **env,
-        }
+        site = {"PYTHONPATH": str(self.starts.parent / "site")}
+        out = self._process(command, agent, payload, {**site, **env})
+        return out, self._starts() > before
+
+    def _process(self, argv: list[str], agent: str, payload: Any, env: dict[str, str]) -> str:
+        """stdout of a hook process run as the agent runs it (exit 0, nothing on stderr)."""
+        adapter = adapters.get(agent)
+        full = {**os.environ, "PWD": str(self.repo.path), "GITVAULT_SYNC": "1", **env}
         if adapter.project_var != "PWD":
             full[adapter.project_var] = str(self.repo.path)
         done = subprocess.run(
-            ["sh", "-c", installed_command(self.repo, adapter, event)],
-            input=raw,
+            argv,
+            input=payload if isinstance(payload, str) else json.dumps(payload),
             capture_output=True,
             text=True,
             cwd=self.repo.path,
@@ -94,7 +94,7 @@ class Hooks:
             timeout=60,
         )
         assert done.returncode == 0 and done.stderr == "", done
-        return done.stdout, self._starts() > before
+        return done.stdout
 
     def _starts(self) -> int:
         try:
@@ -110,22 +110,10 @@ class Hooks:
 
     def python_start(self, agent: str, sid: str, **fields: Any) -> str:
         """What Python answers a session start (gitvault-hook itself, no launcher)."""
-        adapter = adapters.get(agent)
-        data = payload(agent, "session-start", self.repo, **{adapter.session_field: sid, **fields})
-        env = {**os.environ, "PWD": str(self.repo.path), "GITVAULT_SYNC": "1"}
-        if adapter.project_var != "PWD":
-            env[adapter.project_var] = str(self.repo.path)
-        done = subprocess.run(
-            [sys.executable, "-m", "gitvault.hook", agent, "session-start"],
-            input=json.dumps(data),
-            capture_output=True,
-            text=True,
-            cwd=self.repo.path,
-            env=env,
-            timeout=60,
-        )
-        assert done.returncode == 0 and done.stderr == "", done
-        return done.stdout
+        key = adapters.get(agent).session_field
+        data = payload(agent, "session-start", self.repo, **{key: sid, **fields})
+        argv = [sys.executable, "-m", "gitvault.hook", agent, "session-start"]
+        return self._process(argv, agent, data, {})
 
     def materialize(self) -> int:
         """The vault changed a while ago: the files the ready file watches settled, and the
