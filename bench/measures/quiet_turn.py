@@ -132,6 +132,9 @@ def _served_start_rows(ctx: Context, env: dict[str, str], runs_n: int) -> list[R
     loc = resolve(repo)
     _quiet_vault(loc)
     served_n = ready.refresh(loc)  # what the drainer runs after the next commit's note
+    from gitvault.vault.store import Vault
+
+    tip = Vault(loc).tip()
     records = state_dir(repo) / statedir.QUIET
     python = [sys.executable, "-c", "pass"]
     rows: list[Row] = []
@@ -187,6 +190,7 @@ def _served_start_rows(ctx: Context, env: dict[str, str], runs_n: int) -> list[R
                     "python_s": python_s,
                     "hook_cpu_s": hook_cpu,
                     "python_cpu_s": python_cpu,
+                    "vault_tip_moved": Vault(loc).tip() != tip,
                 },
             )
         )
