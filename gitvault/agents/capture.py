@@ -143,13 +143,12 @@ def auto_record(call: HookCall, trigger: str) -> str | None:
     from gitvault.vault import gitcmd
 
     loc, state = call.loc, call.state
-    shas = session_commits(call)
-    commits = attribution.describe(call.cwd, shas) if shas else []
+    shas = session_commits(call)  # described (subjects; vault commits dropped) by the writer
     after_turns = int(call.settings().get("stop_after_turns", 0))
     due_turns = after_turns > 0 and state.turns_since_save >= after_turns
     if trigger == "session-end":
         state.close_run(time.time(), attribution.reflog_size(ledger.session_git_dir(loc, state)))
-    if not commits and not due_turns:
+    if not shas and not due_turns:
         return None
     now = time.time()
     name = records.spool(
@@ -159,7 +158,8 @@ def auto_record(call: HookCall, trigger: str) -> str | None:
             "agent": call.adapter.name,
             "trigger": trigger,
             "at": now,
-            "commits": [[c.sha, c.subject] for c in commits],
+            "commits": shas,
+            "turns": due_turns,  # a record of turns, when no commit remains to name
             "cwd": str(call.cwd),  # the worktree whose HEAD the record names (when written)
             "transcript": str(call.payload.get("transcript_path") or ""),
             "seen": state.transcript,

@@ -7,9 +7,9 @@ Nothing is lost: a request is written durably (statedir.RECORDS, one JSON file e
 hook answers, and deleted only once its record is in the vault. A writer that dies leaves it to
 the next drainer (after the next commit, or the next request); a record that reached the vault
 before its writer died is found there again (session id, saved_at and commits) and not written
-twice. A request holds no text the session's ledger does not already hold: commit shas and
-subjects (git has them), the transcript's path and how far the ledger read it (its prompts are
-read, and redacted, by the writer).
+twice. A request holds no text the session's ledger does not already hold: commit shas (the
+writer reads their subjects from git), the transcript's path and how far the ledger read it
+(its prompts are read, and redacted, by the writer).
 """
 
 from __future__ import annotations
@@ -125,7 +125,12 @@ def _write(loc: Location, path: Path) -> tuple[str, str] | None:
         adapter = adapters.get(request["agent"])
     except KeyError:
         return None
-    commits = [(sha, subject) for sha, subject in request["commits"]]
+    from gitvault.memory import attribution
+
+    made = attribution.describe(loc.common_dir, request["commits"])
+    if not made and not request["turns"]:
+        return None  # what it named were vault commits, or are gone: nothing to record
+    commits = [(c.sha, c.subject) for c in made]
     moment = datetime.fromtimestamp(request["at"]).astimezone().replace(microsecond=0)
     shas = [sha for sha, _ in commits]
     asked = f"{adapter.name} hook {request['trigger']}"
@@ -183,9 +188,9 @@ def _checked(data: dict[str, Any] | None) -> dict[str, Any] | None:
     if not isinstance(data.get("at"), int | float) or not isinstance(data.get("seen"), dict):
         return None
     commits = data.get("commits")
-    if not isinstance(commits, list) or not all(
-        isinstance(c, list) and len(c) == 2 and all(isinstance(v, str) for v in c) for c in commits
-    ):
+    if not isinstance(commits, list) or not all(isinstance(c, str) for c in commits):
+        return None
+    if not isinstance(data.get("turns"), bool):
         return None
     if not isinstance(data.get("cwd"), str):
         return None
