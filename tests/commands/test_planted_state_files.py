@@ -41,6 +41,14 @@ STATE_FILES = [
     statedir.KNOWN_PATHS,
     statedir.SYNC_STATE,
     statedir.SYNC_LOCK,
+    statedir.HANDOVERS,
+    # The materialized recall blocks and fold state (memory/ready, memory/vaultstate) and the
+    # spooled records' writer lock (agents/records): read by the launcher's sh and the drainer.
+    f"{statedir.READY}/{statedir.READY_MAIN}",
+    f"{statedir.READY}/{statedir.READY_GEN}",
+    f"{statedir.READY}/{statedir.READY_STATUS}",
+    f"{statedir.READY}/{statedir.READY_LOCK}",
+    f"{statedir.RECORDS}/{statedir.RECORDS_LOCK}",
 ]
 # SQLite opens the files beside each database by name too.
 STATE_FILES += [
@@ -106,6 +114,7 @@ SESSION_FILES = [
     f"{statedir.SHOWN_PATHS}/{SESSION}",
     f"{statedir.QUIET}/{SESSION}",
     f"{statedir.QUIET}/{SESSION}{statedir.QUIET_BEAT_SUFFIX}",
+    f"{statedir.QUIET}/{SESSION}{statedir.QUIET_START_SUFFIX}",
 ]
 
 
