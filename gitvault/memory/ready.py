@@ -211,7 +211,7 @@ def _worktrees(loc: Location) -> list[tuple[Path, Location]]:
     first; a file that names none (or another than its name says) is dropped."""
     folder = _folder(loc)
     try:
-        entries = [e for e in os.scandir(folder) if not e.name.startswith(".")]
+        entries = [e for e in os.scandir(folder) if statedir.is_ready_key(e.name)]
     except OSError:
         return []
     out: list[tuple[float, Path, Location]] = []

@@ -40,7 +40,7 @@ WALK = "walk.json"  # how far the drainer has read every worktree's HEAD log (no
 # (RECORD_SUFFIX) until the drainer wrote the record into the vault (gitvault.agents.records).
 RECORDS = "records"
 RECORD_SUFFIX = ".record"
-RECORDS_LOCK = ".writer-lock"
+RECORDS_LOCK = "writer.lock"
 SET_ASIDE = "quarantine.jsonl"  # spool lines whose note could not be written (notes/quarantine)
 SET_ASIDE_LOCK = "quarantine.lock"
 LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (vault/launcher)
@@ -91,11 +91,20 @@ QUIET_START_SUFFIX = ".start"
 # session start without Python while all of it still holds (gitvault/vault/launcher). One file
 # per worktree (READY_MAIN: the main one; a linked worktree's name), and READY_GEN: a token
 # every write of a state file the block reads (FEEDS_RECALL) replaces.
+# Beside them (named "@…", never a worktree's name; a name with a leading dot is an atomic write's
+# temporary file): the token, the refresh's lock, the vault's fold state for `status --line`.
 READY = "recall-ready"
 READY_MAIN = "@"
-READY_GEN = ".gen"
-READY_LOCK = ".refresh-lock"
-READY_STATUS = ".status"  # the vault's fold state for `status --line` (memory/vaultstate)
+READY_GEN = "@gen"
+READY_LOCK = "@refresh.lock"
+READY_STATUS = "@status"  # memory/vaultstate
+
+
+def is_ready_key(name: str) -> bool:
+    """Whether a name in the READY folder is a worktree's ready file."""
+    return name == READY_MAIN or (name[:1].isascii() and name[:1].isalnum())
+
+
 # The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
 # the offer is (gitvault.memory.handovers says why it is never a vault commit).
 HANDOVERS = "handovers.json"
