@@ -34,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
 
         code = drain.main(args[2:])
         if args[2:]:
+            _write_records(args[2])
             _update_path_index(args[2])
+            # Detached (the shims' usual drainer): time for just-written settings to settle.
+            _materialize(args[2], wait="--detach" in args)
         return code
     if args[:2] == ["git", "sync"]:
         from gitvault.sync import run
@@ -93,6 +96,9 @@ def _fold(args: list[str]) -> int:
         sys.stderr.write(f"gitvault: {exc.message}\n")
         return 0
     try:
+        from gitvault.agents import records
+
+        records.written(loc)  # a session end's record first: the fold reads up to it
         result = fold_and_patch(loc, opts, say=lambda line: print(line, flush=True)).result
         print(result.summary(), flush=True)
     except GitvaultError as exc:
@@ -113,6 +119,39 @@ def _update_path_index(common: str) -> None:
         from gitvault.pathrecall.index import update_quietly
 
         update_quietly(Location(common_dir=Path(common), git_dir=Path(common), workdir=None))
+    except Exception:  # noqa: BLE001 - a hook never fails
+        pass
+
+
+def _write_records(common: str) -> None:
+    """The session records PreCompact and SessionEnd spooled (gitvault.agents.records): written
+    by the drainer, as the notes are. Never raises."""
+    from pathlib import Path
+
+    from gitvault.resolve import Location
+
+    try:
+        from gitvault.agents import records
+
+        loc = Location(common_dir=Path(common), git_dir=Path(common), workdir=None)
+        records.written(loc, follow=False)
+    except Exception:  # noqa: BLE001 - a hook never fails
+        pass
+
+
+def _materialize(common: str, *, wait: bool) -> None:
+    """The recall blocks session starts are served from, built again (memory/ready). Never
+    raises."""
+    from pathlib import Path
+
+    from gitvault.resolve import Location
+
+    try:
+        from gitvault.memory import ready
+        from gitvault.vault.launcher import SETTLE_NS
+
+        loc = Location(common_dir=Path(common), git_dir=Path(common), workdir=None)
+        ready.refresh(loc, wait=SETTLE_NS / 1e9 + 0.5 if wait else 0.0)
     except Exception:  # noqa: BLE001 - a hook never fails
         pass
 

@@ -102,7 +102,7 @@ def install(
     from gitvault.pathrecall import known
 
     report.changes += launcher.install(
-        loc, adapters.turn_ends(), adapters.tool_events(), known.HEADER
+        loc, adapters.turn_ends(), adapters.tool_events(), known.HEADER, adapters.session_starts()
     )
     if shims.inside_tree(loc, hdir) or shims.chained_from(loc) is not None:
         hdir, moved = shims.chain_outside(loc, hdir)  # never into the project's own files
@@ -127,6 +127,9 @@ def install(
         remembered = [f"set git config {layout.AGENTS_KEY} {adapters.render(chosen)}"]
     report.changes += remembered
     report.notes += fold_outlook(loc, vault)
+    from gitvault.memory import ready
+
+    ready.want(loc)  # the next change of the vault materializes this worktree's recall block
     return report
 
 

@@ -11,7 +11,7 @@ session-start → recall_at_start: the recall block (≤ 9,500 characters) as co
 turn-end      → ask_for_save_when_due: {"decision": "block", "reason": …} only when a save is
                 due (gitvault.agents.capture).
 pre-compact   → record_unsaved_work: a mechanical session record when this session has
-                unsaved work.
+                unsaved work (spooled; the drainer writes it, gitvault.agents.records).
 session-end   → record_and_fold: the same record, closes the run, then a detached,
                 lease-guarded fold.
 file-read,    → recall_at_file: the edit-time block (gitvault.pathrecall.block) of each file
@@ -76,12 +76,7 @@ class HookCall:
         if self._config is None:
             from gitvault.vault import gitcmd
 
-            proc = gitcmd.run_git(["config", "--get-regexp", r"^gitvault\."], self.cwd, check=False)
-            found: dict[str, str] = {}
-            for line in proc.stdout.decode("utf-8", "replace").splitlines():
-                key, _, value = line.partition(" ")
-                found.setdefault(key.lower(), value.strip())
-            self._config = found
+            self._config = gitcmd.gitvault_config(self.cwd)
         return self._config
 
     def branch(self) -> str:
@@ -109,6 +104,8 @@ class HookCall:
             from gitvault.agents import ledger
 
             self._state = ledger.load(self.loc, self.session_id)
+            if self._state.sh_started and not self._state.cli:
+                self._state.cli = self.adapter.shell_cli()  # what a Python start records
         return self._state
 
     def finish(self) -> None:
@@ -173,6 +170,9 @@ def recall_at_start(call: HookCall) -> Answer | None:
         handovers.consume(loc, result.handovers, call.session_id)
     state.recall = {**(known or {}), **result.parts}
     state.cli = call.adapter.shell_cli()
+    from gitvault.memory import ready
+
+    ready.want(loc)  # the next change of the vault materializes this worktree's block
     return {"context": result.text} if result.text else None
 
 
@@ -185,9 +185,7 @@ def ask_for_save_when_due(call: HookCall) -> Answer | None:
 def record_unsaved_work(call: HookCall) -> Answer | None:
     from gitvault.agents import capture, ledger
 
-    slug = capture.auto_record(call, call.event)
-    if slug:
-        call.log(f"{call.adapter.name} hook {call.event}: wrote the mechanical record s:{slug}")
+    capture.auto_record(call, call.event)  # the drainer writes it (gitvault.agents.records)
     ledger.prune(call.loc)
     return None
 

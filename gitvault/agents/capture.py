@@ -136,47 +136,42 @@ def decide_stop(call: HookCall) -> dict[str, str] | None:
 
 
 def auto_record(call: HookCall, trigger: str) -> str | None:
-    """Write a mechanical session record when this session has unsaved work; its slug or None.
-    The transcript is read incrementally (from where the last call stopped) for prompt facts."""
-    loc, state = call.loc, call.state
-    shas = session_commits(call)
-    commits = attribution.describe(call.cwd, shas) if shas else []
-    after_turns = int(call.settings().get("stop_after_turns", 0))
-    due_turns = after_turns > 0 and state.turns_since_save >= after_turns
-    state.transcript = call.adapter.prompt_facts(call.payload, state.transcript)
-    if trigger == "session-end":
-        state.close_run(time.time(), attribution.reflog_size(ledger.session_git_dir(loc, state)))
-    if not commits and not due_turns:
-        return None
-    facts = state.transcript
-    prompts = int(facts.get("prompts") or 0)
-    first, last = facts.get("first"), facts.get("last")
-    title = texts.auto_record_title([c.subject for c in commits], last, state.session_id)
-    text = texts.auto_record_text(
-        title=title,
-        trigger=trigger,
-        commits=[(c.sha, c.subject) for c in commits],
-        prompts=prompts,
-        first_prompt=first if isinstance(first, str) else None,
-        last_prompt=last if isinstance(last, str) else None,
-    )
+    """Ask for a mechanical session record when this session has unsaved work: the request is
+    spooled durably and written by the drainer (gitvault.agents.records), off the agent's wait;
+    the ledger counts the work saved now, as a save does. The request's name, or None."""
+    from gitvault.agents import records
     from gitvault.vault import gitcmd
 
-    saved = save(
+    loc, state = call.loc, call.state
+    shas = session_commits(call)  # described (subjects; vault commits dropped) by the writer
+    after_turns = int(call.settings().get("stop_after_turns", 0))
+    due_turns = after_turns > 0 and state.turns_since_save >= after_turns
+    if trigger == "session-end":
+        state.close_run(time.time(), attribution.reflog_size(ledger.session_git_dir(loc, state)))
+    if not shas and not due_turns:
+        return None
+    now = time.time()
+    name = records.spool(
         loc,
-        text,
-        title=title,
-        session_id=state.session_id,
-        agent=call.adapter.agent,
-        mode="auto",
-        extra={
-            "commits": [c.sha for c in commits] or None,
-            "prompt_count": prompts,
-            "head": gitcmd.ref_exists(call.cwd, "HEAD"),
+        {
+            "session_id": state.session_id,
+            "agent": call.adapter.name,
+            "trigger": trigger,
+            "at": now,
+            "commits": shas,
+            "turns": due_turns,  # a record of turns, when no commit remains to name
+            "cwd": str(call.cwd),  # the worktree whose HEAD the record names (when written)
+            "transcript": str(call.payload.get("transcript_path") or ""),
+            "seen": state.transcript,
+            # Where it was saved from (memory.sessions.where_saved, read now: the drainer runs
+            # later, maybe after a checkout).
+            "branch": (gitcmd.head_branch(loc.git_dir) or "")[:200] or None,
+            "worktree": loc.worktree_name[:200],
         },
-        state=state,
     )
-    return saved.slug
+    ledger.mark_saved(state, ledger.commits_made(loc, state), now)
+    records.write_soon(loc)
+    return name
 
 
 def save(
@@ -223,4 +218,7 @@ def save(
     from gitvault.pathrecall.index import update_quietly
 
     update_quietly(loc)  # the session's decisions and next steps, for the edit-time block
+    from gitvault.memory import ready
+
+    ready.after_change(loc)  # and for the next session start's block
     return saved

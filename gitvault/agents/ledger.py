@@ -27,7 +27,7 @@ from typing import Any
 
 from gitvault.memory.attribution import Run
 from gitvault.resolve import Location
-from gitvault.vault import files, statedir
+from gitvault.vault import files, launcher, statedir
 
 FOLDER = statedir.LEDGER  # below the state folder
 LOOKBACK_SECONDS = 3 * 24 * 3600
@@ -101,6 +101,9 @@ class SessionState:
         self.transcript: dict[str, Any] = transcript if transcript is not None else {}
         self.known = known  # False: no ledger file existed (set by load)
         self.beats = 0  # turns the launcher answered, folded in by load (removed by store)
+        # A session start the launcher answered was folded in by load (its record is removed
+        # by store).
+        self.sh_started = False
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.FIELDS}
@@ -188,6 +191,47 @@ def _with_beats(loc: Location, state: SessionState) -> SessionState:
         state.turns_since_save += beats
         state.last_active = max(state.last_active, when)
         state.beats = beats
+    return _with_start(loc, state)
+
+
+def _start(loc: Location, session_id: str) -> tuple[float, int, dict[str, Any]] | None:
+    """A session start the launcher answered (its record, gitvault/vault/launcher): when, the
+    worktree's reflog size then, and what the ledger takes from it."""
+    if not valid_session_id(session_id):
+        return None
+    path = statedir.start_record(loc, session_id)
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        found = launcher.start_record(files.read_regular(path, 65_536))
+    except OSError:
+        return None
+    return None if found is None else (info.st_mtime, found[0], found[1])
+
+
+def _with_start(loc: Location, state: SessionState) -> SessionState:
+    """Fold a start the launcher answered into the ledger, as the Python session start would
+    have recorded it: its run (from when, at which reflog offset), its worktree and branch, and
+    the recall parts the conversation now holds."""
+    found = _start(loc, state.session_id)
+    if found is None:
+        state.sh_started = os.path.lexists(statedir.start_record(loc, state.session_id))
+        return state  # none, or one that cannot be read: removed at the next store
+    when, reflog_at, fields = found
+    state.open_run(when, reflog_at)
+    for name in ("git_dir", "worktree", "branch"):
+        value = fields.get(name)
+        if isinstance(value, str):
+            setattr(state, name, value)
+    parts = fields.get("recall")
+    if isinstance(parts, dict) and all(isinstance(v, str) for v in parts.values()):
+        state.recall = {str(k): v for k, v in parts.items()}
+    if not state.known:
+        state.first_seen = min(state.first_seen or when, when)
+        state.known = True
+    state.last_active = max(state.last_active, when)
+    state.sh_started = True
     return state
 
 
@@ -197,7 +241,7 @@ def load(loc: Location, session_id: str) -> SessionState:
     data = files.load_json_object(path_for(loc, session_id))
     state = _from_data(data) if data is not None else None
     if state is None or state.session_id != session_id:
-        return SessionState(session_id=session_id, first_seen=time.time())
+        return _with_start(loc, SessionState(session_id=session_id, first_seen=time.time()))
     return _with_beats(loc, state)
 
 
@@ -212,6 +256,12 @@ def store(loc: Location, state: SessionState) -> None:
         except OSError:
             pass
         state.beats = 0
+    if state.sh_started:  # in the ledger now (the launcher answers no start while it exists)
+        try:
+            statedir.start_record(loc, state.session_id).unlink()
+        except OSError:
+            pass
+        state.sh_started = False
 
 
 def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
@@ -239,6 +289,24 @@ def others(loc: Location, session_id: str, since: float) -> list[SessionState]:
         state = _from_data(data)
         if state is not None:
             out.append(_with_beats(loc, state))
+    return out + _started_only(loc, session_id, since)
+
+
+def _started_only(loc: Location, session_id: str, since: float) -> list[SessionState]:
+    """Sessions whose start the launcher answered since `since` and which have no ledger yet."""
+    suffix = statedir.QUIET_START_SUFFIX
+    try:
+        entries = [e for e in os.scandir(loc.state_dir / statedir.QUIET) if e.name.endswith(suffix)]
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        sid = entry.name.removesuffix(suffix)
+        if sid == session_id or not valid_session_id(sid) or path_for(loc, sid).exists():
+            continue
+        state = _with_start(loc, SessionState(session_id=sid, first_seen=time.time()))
+        if state.runs and state.last_active >= since:
+            out.append(state)
     return out
 
 
@@ -251,6 +319,9 @@ def recorded_git_dir(loc: Location, session_id: str) -> Path:
     must not make the call store it)."""
     data = files.load_json_object(path_for(loc, session_id))
     value = data.get("git_dir") if data is not None else None
+    if not (isinstance(value, str) and value):
+        started = _start(loc, session_id)
+        value = started[2].get("git_dir") if started is not None else None
     return Path(value) if isinstance(value, str) and value else loc.git_dir
 
 
@@ -293,6 +364,11 @@ def prune(loc: Location, max_age_days: int = 30) -> None:
     quiet = loc.state_dir / statedir.QUIET
     try:
         for path in quiet.iterdir():
+            if path.name.endswith(statedir.QUIET_START_SUFFIX):
+                # A start no Python hook of its session followed yet: kept while it may.
+                if os.lstat(path).st_mtime < cutoff:
+                    path.unlink(missing_ok=True)
+                continue
             session = path.name.removesuffix(statedir.QUIET_BEAT_SUFFIX)
             if not path_for(loc, session).exists():
                 path.unlink(missing_ok=True)

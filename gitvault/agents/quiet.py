@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from gitvault.agents.behaviours import HookCall
     from gitvault.resolve import Location
 
-SETTLE_NS = 2_000_000_000
+SETTLE_NS = launcher.SETTLE_NS
 _TIP = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _CWD_MEMBER = re.compile(r'"cwd"[ \t]*:[ \t]*"(?:[^"\\\r\n]|\\.)*"')
 _ENV_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
@@ -53,28 +53,11 @@ class Observed(NamedTuple):
 def watched_files(loc: Location, git_dir: Path) -> list[Path]:
     """The files whose change may make a turn end's work due: the session's HEAD reflog, every
     git config file gitvault's settings come from, and packed-refs."""
-    env = os.environ
-    home = env.get("HOME", "")
-    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
-    paths = [
-        git_dir / "logs" / "HEAD",
-        loc.common_dir / "config",
-        git_dir / "config.worktree",
-        loc.common_dir / "config.worktree",
-        loc.common_dir / "packed-refs",
-        Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
-    ]
-    if env.get("GIT_CONFIG_GLOBAL"):
-        paths.append(Path(env["GIT_CONFIG_GLOBAL"]))
-    else:
-        paths += [Path(home, ".gitconfig")] if home else []
-        paths += [Path(xdg, "git", "config")] if xdg else []
-    out: list[Path] = []
-    for path in paths:
-        absolute = Path(os.path.abspath(path))
-        if absolute not in out:
-            out.append(absolute)
-    return out
+    from gitvault.vault import gitcmd
+
+    reflog = Path(os.path.abspath(git_dir / "logs" / "HEAD"))
+    packed = Path(os.path.abspath(loc.common_dir / "packed-refs"))
+    return [reflog, *gitcmd.config_files(loc.common_dir, git_dir), packed]
 
 
 def observe(call: HookCall) -> Observed | None:

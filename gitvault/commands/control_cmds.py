@@ -11,6 +11,7 @@ from gitvault.commands.common import emit_json, err, location, out
 from gitvault.errors import GitvaultError, Refused
 from gitvault.memory import forget as forget_mod
 from gitvault.memory import pins as pins_mod
+from gitvault.memory import ready
 from gitvault.pathrecall import index as index_mod
 from gitvault.status import view as view_mod
 from gitvault.vault.layout import PINS
@@ -100,6 +101,7 @@ def forget_cmd(
     done = forget_mod.forget(loc, ident, reason=reason)
     if done.commit is not None:
         index_mod.update_quietly(loc)  # the forgotten item leaves the per-path index now
+        ready.after_change(loc)  # and the next session start's recall block
     agentfiles.after_history_change(loc)
     pages = view_mod.refresh_pages(loc)
     if json_out:
@@ -197,6 +199,7 @@ def redact(
     index_mod.update_quietly(loc)
     # The agent files' sections and verify.json quote the digest: taken again from the new one.
     agentfiles.after_history_change(loc)
+    ready.after_change(loc)  # the recall block, from the new history
     pages = view_mod.refresh_pages(loc)  # `gitvault view` pages quote the vault too
     plan = done.plan
     shared, private = done.shared, done.private

@@ -185,6 +185,9 @@ def backfill(
         from gitvault.pathrecall.index import update_quietly
 
         update_quietly(loc)
+        from gitvault.memory import ready
+
+        ready.after_change(loc)
     out.print(
         f"backfill: {result.written} notes written, {result.already} already noted "
         f"({result.considered} commits considered)"

@@ -288,6 +288,9 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         from gitvault.pathrecall.index import update_quietly
 
         update_quietly(loc)  # the new digest's lines, for the edit-time block
+    from gitvault.memory import ready
+
+    ready.after_change(loc)  # the digest and the fold's state, for the next session start
     return result
 
 

@@ -125,6 +125,32 @@ def save_session(
     raise GitvaultError(f"too many sessions named {base}", hint="pass a different --title")
 
 
+def saved_already(
+    loc: Location, session_id: str, moment: datetime, commits: list[str]
+) -> str | None:
+    """The slug of a mechanical record of this session saved at MOMENT (whole seconds) with
+    these commits, when the vault or the private ref holds one (a writer that died after its
+    commit, gitvault.agents.records); None otherwise."""
+    prefix = f"{moment:%Y-%m-%d-%H%M}-"
+    stamp = moment.isoformat()
+    for vault in (Vault(loc), Vault(loc, ref=layout.PRIVATE_REF)):
+        if vault.tip() is None:
+            continue
+        for name, is_dir in vault.listdir(layout.SESSIONS):
+            if is_dir or not name.startswith(prefix):
+                continue
+            path = f"{layout.SESSIONS}/{name}"
+            meta, _ = frontmatter.parse(vault.read_text(path) or "")
+            if (
+                meta.get("session_id") == session_id
+                and meta.get("saved_at") == stamp
+                and meta.get("mode") == "auto"
+                and (meta.get("commits") or []) == commits
+            ):
+                return layout.session_slug(path)
+    return None
+
+
 def _private_vault(loc: Location) -> Vault:
     """The local-only ref for private sessions, created on first use (same layout)."""
     vault = Vault(loc, ref=layout.PRIVATE_REF)

@@ -21,24 +21,12 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from gitvault.memory import vaultstate
 from gitvault.resolve import Location
-from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.controls import neutralise_controls
-from gitvault.vault.times import parse_time
 
-PENDING_CAP = 1000  # the line counts unfolded items up to this many ("1000+")
+PENDING_CAP = vaultstate.PENDING_CAP  # the line counts unfolded items up to this many ("1000+")
 LINE_MAX = 200  # characters: a prompt's line, whatever a state file holds
-
-
-def unfolded_count(cwd: Path, mark: str | None, tip: str, cap: int | None) -> int:
-    """Note and session commits not yet folded (watermark..tip), counted up to cap."""
-    args = ["rev-list", "--count", "--grep=^note ", "--grep=^session "]
-    if cap is not None:
-        args.append(f"--max-count={cap}")
-    args += [tip, f"^{mark}"] if mark else [tip]
-    proc = gitcmd.run_git([*args, "--"], cwd, check=False)
-    text = proc.stdout.decode().strip()
-    return int(text) if proc.returncode == 0 and text.isdigit() else 0
 
 
 def short_age(seconds: float) -> str:
@@ -57,41 +45,28 @@ class Line(NamedTuple):  # not a dataclass: `dataclasses` costs ~5 ms the line c
 
 
 def status_line(loc: Location, now: float | None = None) -> Line:
-    """One short line for a shell prompt or Claude Code's statusLine."""
-    cwd = loc.common_dir
-    rev = layout.branch_ref(gitcmd.vault_branch(cwd))
-    digest_spec, config_spec = f"{rev}:{layout.DIGEST}", f"{rev}:{layout.CONFIG}"
-    # One `cat-file --batch` answers whether the vault exists and reads the digest and settings.
-    blobs = gitcmd.cat_blobs(cwd, [rev, digest_spec, config_spec])
-    if rev not in blobs:  # no vault here: a prompt shown in every repository stays quiet
+    """One short line for a shell prompt or Claude Code's statusLine: from the fold state the
+    last vault change stored (gitvault.memory.vaultstate) while it holds, else read from git."""
+    state = vaultstate.materialized(loc) or vaultstate.computed(loc)
+    return render(state, time.time() if now is None else now)
+
+
+def render(state: vaultstate.VaultState, moment: float) -> Line:
+    if not state.exists:  # no vault here: a prompt shown in every repository stays quiet
         return Line("", False)
-    tip = rev
-    config = blobs.get(config_spec)
-    config_text = config.decode("utf-8", "replace") if config else None
-    settings = layout.read_settings(config_text, "status")
-    max_items, max_days = int(settings["stale_items"]), int(settings["stale_days"])
-    meta: dict[str, object] = {}
-    if digest_spec in blobs:
-        meta, _ = frontmatter.parse(blobs[digest_spec].decode("utf-8", "replace"))
-    mark = meta.get("watermark") if isinstance(meta.get("watermark"), str) else None
-    pending = unfolded_count(cwd, str(mark) if mark else None, tip, PENDING_CAP)
-    folded = parse_time(meta.get("folded_at"))
-    moment = time.time() if now is None else now
+    pending, folded = state.pending, state.folded_at
     reasons: list[str] = []
     count = f"{pending}+" if pending >= PENDING_CAP else str(pending)
-    if pending > max_items:
+    if pending > state.stale_items:
         reasons.append(f"{count} unfolded")
-    if pending and folded is not None and moment - folded > max_days * 86400:
+    if pending and folded is not None and moment - folded > state.stale_days * 86400:
         reasons.append(f"digest {short_age(moment - folded)} old")
-    fold_state = statedir.fold_state(loc)
-    configured = str(layout.read_settings(config_text, "fold")["merger"])
-    failure = fold_state.failure_of(configured)
     stand_in = ""
-    if failure is not None and fold_state.fallback:
+    if state.failure is not None and state.fallback:
         # The fallback folded: the digest is current, only not by the configured merger.
-        stand_in = f" ({fold_state.fallback} stands in for {failure.merger[:20]})"
-    elif failure is not None:
-        reasons.append(f"last fold failed ({(failure.merger or 'fold')[:20]})")
+        stand_in = f" ({state.fallback} stands in for {state.failure[:20]})"
+    elif state.failure is not None:
+        reasons.append(f"last fold failed ({(state.failure or 'fold')[:20]})")
     if reasons:
         return Line("gitvault STALE: " + ", ".join(reasons), True, tuple(reasons))
     digest = f"digest {short_age(moment - folded)} old" if folded is not None else "no digest yet"

@@ -7,9 +7,10 @@ from __future__ import annotations
 import time
 
 from gitvault.memory import recall
+from gitvault.memory.vaultstate import unfolded_count
 from gitvault.resolve import Location
 from gitvault.status import charts
-from gitvault.status.line import short_age, status_line, unfolded_count
+from gitvault.status.line import short_age, status_line
 from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.times import parse_time
 

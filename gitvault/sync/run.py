@@ -147,6 +147,9 @@ def sync(
     from gitvault.pathrecall.index import update_quietly
 
     update_quietly(loc)  # what arrived, for the edit-time block
+    from gitvault.memory import ready
+
+    ready.after_change(loc)  # and for the next session start
     return result
 
 

@@ -110,6 +110,23 @@ def atomic_write(
     fsync_dir(directory)
 
 
+def create_new(path: Path, data: bytes) -> bool:
+    """Create path with data unless something stands there already (never through a link); not
+    durable (a marker a crash may lose). Whether it was created."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, new_mode())
+    except FileExistsError:
+        return False
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return True
+
+
 def fsync_dir(directory: Path) -> None:
     """Make a rename in `directory` durable; best effort (not every filesystem allows it)."""
     try:

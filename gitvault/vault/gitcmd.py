@@ -153,6 +153,43 @@ def config_get(cwd: Path, key: str) -> str | None:
     return value if proc.returncode == 0 and value else None
 
 
+def gitvault_config(cwd: Path) -> dict[str, str]:
+    """gitvault's keys of the repository's git config (lower-cased; the first value of each),
+    in one process."""
+    proc = run_git(["config", "--get-regexp", r"^gitvault\."], cwd, check=False)
+    found: dict[str, str] = {}
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        found.setdefault(key.lower(), value.strip())
+    return found
+
+
+def config_files(common_dir: Path, git_dir: Path) -> list[Path]:
+    """Every file git reads a worktree's config from (absolute, once each, whether or not it
+    exists): the repository's, the worktree's, the system's and the user's, as this process's
+    environment names them."""
+    env = os.environ
+    home = env.get("HOME", "")
+    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+    paths = [
+        common_dir / "config",
+        git_dir / "config.worktree",
+        common_dir / "config.worktree",
+        Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"),
+    ]
+    if env.get("GIT_CONFIG_GLOBAL"):
+        paths.append(Path(env["GIT_CONFIG_GLOBAL"]))
+    else:
+        paths += [Path(home, ".gitconfig")] if home else []
+        paths += [Path(xdg, "git", "config")] if xdg else []
+    out: list[Path] = []
+    for path in paths:
+        absolute = Path(os.path.abspath(path))
+        if absolute not in out:
+            out.append(absolute)
+    return out
+
+
 def vault_branch(cwd: Path) -> str:
     """The vault branch of the repository at cwd (plain git: for the hooks)."""
     return layout.branch_name(config_get(cwd, layout.BRANCH_KEY))

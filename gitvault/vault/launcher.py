@@ -26,16 +26,42 @@ same and no watched file is newer than the stamp. Anything else (no stamp, an id
 read, two session ids, a moved vault, a new commit, a changed config) hands the input to
 Python unchanged. Stamp content is only ever compared, never evaluated, sourced or run, and
 no path from it is opened for writing.
+
+It also serves a fresh session start (no `source` meaning resume) from the recall block the
+last vault change materialized for the session's worktree (gitvault.memory.ready writes it, in
+<state>/recall-ready/<worktree>; this module holds its format, reader and writer):
+
+    gitvault-ready 1 serve        (`wait`: names the worktree for the next refresh only)
+    <token>                       the READY_GEN token then (a state file recall reads replaces it)
+    <worktree>                    compared with the project folder the agent names
+    <HEAD file>, <its first line> the worktree's branch (its sessions first, its handovers)
+    <vault ref file>, <tip>       as in a stamp ("-": no loose file, packed-refs is watched)
+    <private ref file>, <tip>
+    <patterns folder>             compared with the one the hook's environment names
+    <agents served>               "*" or names (`git config gitvault.agents`)
+    <block length>                characters (no more than the agent passes on)
+    <reflog>                      the worktree's HEAD reflog: its size is the run's start offset
+    <ledger line>                 JSON: what the session's ledger takes from the start
+    <watched file>... end         git config files, packed-refs, the patterns: not newer
+    <block>                       the recall block as the inside of a JSON string, one line
+
+The sh serves it only when every line holds, the input names the agent's required members, no
+resume, one session id, a project folder that is the worktree's top, no git config in the
+environment and, where the agent hands the start a file for the session's environment, gitvault
+on PATH (else Python writes it). It then records the start (<state>/quiet/<id>.start: the
+reflog size, the ledger line; created only when none exists, the ledger folds it in and removes
+it, and the turn-end path answers nothing while it waits) and prints the agent's envelope
+around the block. Anything else goes to Python, which serves and records the start itself.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from gitvault.resolve import STATE_DIRNAME, Location
 from gitvault.vault import statedir
@@ -57,12 +83,24 @@ def target() -> str:
     beside = Path(sys.executable).parent / ENTRY
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
+    import shutil  # here: every hook imports this module, few call this
+
     return shutil.which(ENTRY) or ""
 
 
+# How old the files a stamp or a ready file watches must be when it is written: a later write
+# is then newer than it even to a shell comparing whole seconds (or a clock's coarse ticks).
+SETTLE_NS = 2_000_000_000
 # The stamp's first line (format 1); the sh compares it whole.
 QUIET_FORMAT = "gitvault-quiet 1"
-QUIET_END = "end"
+QUIET_END = "end"  # the end of a stamp's and a ready file's watched files
+# A ready file's first line: the format, then whether the sh may serve it (READY_WAIT: it only
+# names its worktree for the next refresh; Python serves the start).
+READY_FORMAT = "gitvault-ready 1"
+READY_SERVE, READY_WAIT = "serve", "wait"
+# Where recall reads the user's standing patterns from (gitvault.memory.recall), when set.
+PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
+CLI = "gitvault"  # the command a session's shell runs gitvault by, when it is on PATH
 # The most of the hook input the sh holds (what the Python runtime reads at most).
 INPUT_CAP = 4_000_000
 
@@ -73,6 +111,37 @@ class TurnEnd:
 
     def __init__(self, agent: str, word: str, key: str) -> None:
         self.agent, self.word, self.key = agent, word, key
+
+
+class SessionStart:
+    """One agent's session-start hook as the launcher serves it from a materialized recall:
+    `gitvault-hook AGENT WORD`, the session id in member KEY; what the agent prints around the
+    block (PREFIX, the block as a JSON string's inside, SUFFIX: the adapter's own output for it)
+    and the most of the block it passes on (LIMIT characters). RESUME: the values of the input's
+    `source` member that mean a resumed conversation (Python then). FIRST: a variable naming the
+    project folder that wins over the input's cwd member. ENV_FILE: a variable the agent sets for
+    a file the session start may write the session's environment into (Python then, unless the
+    gitvault command is on PATH, when there is nothing to write). NEEDS: (member, value) pairs
+    the input must hold, as the adapter's input schema requires them (value "": any string)."""
+
+    def __init__(
+        self,
+        agent: str,
+        word: str,
+        key: str,
+        prefix: str,
+        suffix: str,
+        limit: int,
+        resume: tuple[str, ...] = ("resume",),
+        first: str = "",
+        env_file: str = "",
+        needs: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        self.agent, self.word, self.key = agent, word, key
+        self.prefix, self.suffix, self.limit = prefix, suffix, limit
+        self.resume, self.first, self.env_file = resume, first, env_file
+        # Members the agent's input must hold (as a string; equal to the value unless it is "").
+        self.needs = needs
 
 
 class ToolEvent:
@@ -123,6 +192,27 @@ case $gv_sid in ''|[!A-Za-z0-9]*|*[!A-Za-z0-9._-]*) return 1 ;; esac
 }
 """
 
+# Readers of a stamp's or a ready file's lines (on stdin). gv_holds: the next two lines are a
+# loose ref file and the tip it must hold ("-": no loose file; packed-refs is then watched).
+# gv_older FILE: the next lines, up to the end line, are files none of which is newer than FILE.
+_LINES_SH = r"""
+gv_holds() {
+IFS= read -r gv_ref && IFS= read -r gv_tip || return 1
+if [ "$gv_tip" = - ]; then
+[ ! -e "$gv_ref" ] && [ ! -h "$gv_ref" ]
+else
+[ -f "$gv_ref" ] && IFS= read -r gv_line < "$gv_ref" && [ "$gv_line" = "$gv_tip" ]
+fi
+}
+gv_older() {
+while IFS= read -r gv_line; do
+[ "$gv_line" = @QUIET_END@ ] && return 0
+[ -n "$gv_line" ] && ! [ "$gv_line" -nt "$1" ] || return 1
+done
+return 1
+}
+"""
+
 # gv_quiet AGENT: the session's quiet stamp holds (see the module's docstring).
 _QUIET_SH = r"""
 gv_quiet() {
@@ -138,21 +228,98 @@ case $gv_input in *'"cwd"'*'"cwd"'*) return 1 ;; *"$gv_line"*) ;; *) return 1 ;;
 else
 case $gv_input in *'"cwd"'*) return 1 ;; esac
 fi
-IFS= read -r gv_ref && IFS= read -r gv_tip || return 1
-if [ "$gv_tip" = - ]; then
-[ ! -e "$gv_ref" ] || return 1
-else
-[ -f "$gv_ref" ] && IFS= read -r gv_line < "$gv_ref" && [ "$gv_line" = "$gv_tip" ] || return 1
-fi
-while IFS= read -r gv_line; do
-[ "$gv_line" = @QUIET_END@ ] && break
-[ -n "$gv_line" ] && ! [ "$gv_line" -nt "$gv_stamp" ] || return 1
-done
-[ "$gv_line" = @QUIET_END@ ] || return 1
+gv_holds || return 1
+gv_older "$gv_stamp" || return 1
 } < "$gv_stamp"
+[ ! -e "$gv_stamp@START@" ] && [ ! -h "$gv_stamp@START@" ] || return 1
 gv_beat=$gv_stamp@BEAT@
 [ ! -h "$gv_beat" ] && { [ -f "$gv_beat" ] || [ ! -e "$gv_beat" ]; } || return 1
 printf x 2>/dev/null >> "$gv_beat"
+}
+"""
+
+# gv_ready AGENT: a fresh session start (no resume) in a worktree whose materialized recall
+# still holds (see the module's docstring): the start is recorded for the ledger and the block
+# printed in the agent's envelope (gv_prefix, the block, gv_suffix).
+_READY_SH = r"""
+gv_ready() {
+case $0 in */*) ;; *) return 1 ;; esac
+[ -z "${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}" ] || return 1
+case $gv_input in "{"*"}") ;; *) return 1 ;; esac
+gv_session || return 1
+for gv_word in $gv_needs; do
+gv_member "${gv_word%%=*}" || return 1
+[ -z "${gv_word#*=}" ] || [ "$gv_value" = "${gv_word#*=}" ] || return 1
+done
+case $gv_input in *'"source"'*)
+gv_member source || return 1
+for gv_word in $gv_resume; do [ "$gv_value" != "$gv_word" ] || return 1; done ;;
+esac
+gv_dir=$gv_first
+if [ -z "$gv_dir" ]; then
+gv_member cwd || return 1
+gv_dir=$gv_value
+fi
+case $gv_dir in /*) ;; *) return 1 ;; esac
+[ -z "$gv_envfile" ] || command -v @CLI@ >/dev/null 2>&1 || return 1
+if [ -d "$gv_dir/.git" ]; then
+gv_wt=@READY_MAIN@
+elif [ -f "$gv_dir/.git" ]; then
+IFS= read -r gv_line < "$gv_dir/.git" || return 1
+gv_wt=${gv_line##*/}
+case $gv_wt in ''|[!A-Za-z0-9]*|*[!A-Za-z0-9._-]*) return 1 ;; esac
+else
+return 1
+fi
+gv_state=${0%/*}/..
+gv_file=$gv_state/@READY@/$gv_wt
+gv_gen=$gv_state/@READY@/@READY_GEN@
+gv_rec=$gv_state/@QUIET@/$gv_sid@START@
+[ -f "$gv_file" ] && [ ! -h "$gv_file" ] && [ -f "$gv_gen" ] && [ ! -h "$gv_gen" ] || return 1
+[ ! -e "$gv_rec" ] && [ ! -h "$gv_rec" ] || return 1
+if [ -n "${@PATTERNS_ENV@:-}" ]; then
+gv_patterns=$@PATTERNS_ENV@
+elif [ -n "${XDG_CONFIG_HOME:-}" ]; then
+gv_patterns=$XDG_CONFIG_HOME/gitvault/patterns
+elif [ -n "${HOME:-}" ]; then
+gv_patterns=$HOME/.config/gitvault/patterns
+else
+return 1
+fi
+{
+IFS= read -r gv_line && [ "$gv_line" = "@READY_FORMAT@ @READY_SERVE@" ] || return 1
+IFS= read -r gv_line && IFS= read -r gv_tip < "$gv_gen" && [ "$gv_line" = "$gv_tip" ] || return 1
+IFS= read -r gv_line && [ "$gv_line" = "$gv_dir" ] || return 1
+gv_holds && gv_holds && gv_holds || return 1
+IFS= read -r gv_line && [ "$gv_line" = "$gv_patterns" ] || return 1
+IFS= read -r gv_line || return 1
+case " $gv_line " in *" * "*|*" $1 "*) ;; *) return 1 ;; esac
+IFS= read -r gv_length || return 1
+case $gv_length in ''|*[!0-9]*) return 1 ;; esac
+[ ${#gv_length} -le 9 ] && [ "$gv_length" -le "$gv_limit" ] || return 1
+IFS= read -r gv_log && IFS= read -r gv_ledger || return 1
+case $gv_ledger in "{"*"}") ;; *) return 1 ;; esac
+gv_older "$gv_file" || return 1
+gv_size=0
+if [ -f "$gv_log" ]; then
+gv_size=$(wc -c < "$gv_log") || return 1
+gv_size=${gv_size#"${gv_size%%[! ]*}"}
+case $gv_size in ''|*[!0-9]*) return 1 ;; esac
+elif [ -e "$gv_log" ] || [ -h "$gv_log" ]; then
+return 1
+fi
+set -C
+{ printf '%s\n%s\n' "$gv_size" "$gv_ledger" > "$gv_rec"; } 2>/dev/null
+gv_line=$?
+set +C
+[ "$gv_line" -eq 0 ] || return 1
+if [ "$gv_length" -gt 0 ]; then
+printf '%s' "$gv_prefix"
+cat
+printf '%s\n' "$gv_suffix"
+fi
+return 0
+} < "$gv_file"
 }
 """
 
@@ -247,11 +414,11 @@ if [ -n "$gv_key" ]; then
 [ -z "${GITVAULT_CHILD:-}" ] || exit 0
 gv_input=$(head -c @INPUT_CAP@ 2>/dev/null)
 case $? in 126|127) gv_run "$@" ;; esac
-if [ "$gv_kind" = quiet ]; then
-gv_quiet "$1" && exit 0
-else
-(gv_unknown) && exit 0
-fi
+case $gv_kind in
+quiet) gv_quiet "$1" && exit 0 ;;
+ready) gv_ready "$1" && exit 0 ;;
+*) (gv_unknown) && exit 0 ;;
+esac
 printf '%s' "$gv_input" | gv_run "$@"
 exit $?
 fi
@@ -264,8 +431,11 @@ def _fill(text: str, values: dict[str, str]) -> str:
     return text
 
 
-def _quiet_path(
-    turn_ends: Sequence[TurnEnd], tool_events: Sequence[ToolEvent] = (), known_header: str = ""
+def _fast_paths(
+    turn_ends: Sequence[TurnEnd],
+    tool_events: Sequence[ToolEvent] = (),
+    known_header: str = "",
+    starts: Sequence[SessionStart] = (),
 ) -> str:
     """The sh of the fast paths ("" when no hook is answered there)."""
     ends = [t for t in turn_ends if all(_plain(w) for w in (t.agent, t.word, t.key))]
@@ -277,7 +447,16 @@ def _quiet_path(
     ]
     if not known_header or "\n" in known_header:
         tools = []
-    if not ends and not tools:
+    ready = [
+        t
+        for t in starts
+        if all(_plain(w) for w in (t.agent, t.word, t.key, *t.resume))
+        and all(_plain(w) for w in (t.first, t.env_file, *(v for n in t.needs for v in n)) if w)
+        and all(name for name, _ in t.needs)
+        and not any(c in t.prefix + t.suffix for c in "\n\r\0")
+        and t.limit > 0
+    ]
+    if not ends and not tools and not ready:
         return ""
     arms = [f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=quiet ;;" for t in ends]
     arms += [
@@ -287,10 +466,27 @@ def _quiet_path(
         f"gv_readers='{' '.join(t.readers)}' ;;"
         for t in tools
     ]
-    parts = [_MEMBER_SH, _QUIET_SH if ends else "", _UNKNOWN_SH if tools else "", _DISPATCH_SH]
+    arms += [
+        f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=ready gv_limit={t.limit} "
+        f"gv_resume='{' '.join(t.resume)}' "
+        f"gv_first={f'${{{t.first}:-}}' if t.first else ''} "
+        f"gv_envfile={f'${{{t.env_file}:-}}' if t.env_file else ''} "
+        f"gv_needs='{' '.join(f'{n}={v}' for n, v in t.needs)}'\n"
+        f"gv_prefix={shlex.quote(t.prefix)}\ngv_suffix={shlex.quote(t.suffix)} ;;"
+        for t in ready
+    ]
+    parts = [
+        _MEMBER_SH,
+        _LINES_SH if ends or ready else "",
+        _QUIET_SH if ends else "",
+        _READY_SH if ready else "",
+        _UNKNOWN_SH if tools else "",
+        _DISPATCH_SH,
+    ]
     return (
-        "\n# The fast paths: a turn end whose quiet stamp holds, an edit-time call with nothing\n"
-        "# to say, end here, without Python."
+        "\n# The fast paths: a turn end whose quiet stamp holds, a session start whose\n"
+        "# materialized recall holds, an edit-time call with nothing to say, end here, without\n"
+        "# Python."
         + _fill(
             "".join(parts),
             {
@@ -298,6 +494,14 @@ def _quiet_path(
                 "QUIET_FORMAT": QUIET_FORMAT,
                 "QUIET_END": QUIET_END,
                 "BEAT": statedir.QUIET_BEAT_SUFFIX,
+                "START": statedir.QUIET_START_SUFFIX,
+                "READY": statedir.READY,
+                "READY_MAIN": statedir.READY_MAIN,
+                "READY_GEN": statedir.READY_GEN,
+                "READY_FORMAT": READY_FORMAT,
+                "READY_SERVE": READY_SERVE,
+                "PATTERNS_ENV": PATTERNS_ENV,
+                "CLI": CLI,
                 "SHOWN": statedir.SHOWN_PATHS,
                 "KNOWN": statedir.KNOWN_PATHS,
                 "KNOWN_HEADER": shlex.quote(known_header),
@@ -317,10 +521,11 @@ def script(
     turn_ends: Sequence[TurnEnd] = (),
     tool_events: Sequence[ToolEvent] = (),
     known_header: str = "",
+    starts: Sequence[SessionStart] = (),
 ) -> str:
     """The launcher: this gitvault's entry, else gitvault-hook on PATH, else a logged line and
     exit 0 (the gitvault it pointed at was uninstalled: a hook must never fail); before that,
-    the quiet fast path for the agents' turn ends."""
+    the fast paths for the agents' turn ends, session starts and edit-time calls."""
     if entry:
         run = f'[ -x {shlex.quote(entry)} ] && exec {shlex.quote(entry)} "$@"'
     else:  # a source tree without the console script: the stable module entry
@@ -337,7 +542,7 @@ def script(
         f'with is gone; run gitvault install again" >> "${{0%/*}}/{_LOG_FROM_LAUNCHER}"\n'
         "exit 0\n"
         "}\n"
-        f"{_quiet_path(turn_ends, tool_events, known_header)}"
+        f"{_fast_paths(turn_ends, tool_events, known_header, starts)}"
         'gv_run "$@"\n'
     )
 
@@ -353,16 +558,97 @@ def quiet_stamp(
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
 
 
+class Ready(NamedTuple):
+    """What a ready file says besides the block: built from what, for which worktree."""
+
+    gen: str  # the READY_GEN token when it was built
+    workdir: Path
+    head: tuple[Path, str]  # the worktree's HEAD file and its first line
+    vault: tuple[Path, str | None]  # the vault branch's loose ref file and its tip (None: none)
+    private: tuple[Path, str | None]  # the private sessions' ref, the same way
+    patterns: str  # the user's patterns folder (as recall found it)
+    agents: list[str] | None  # the agents served (None: every one)
+    reflog: Path  # the worktree's HEAD reflog (its size is the run's start offset)
+    ledger: str  # one line of JSON: what the session's ledger takes from the start
+    watched: tuple[Path, ...]  # files none of which may be newer than the ready file
+
+
+def ready_text(ready: Ready, text: str) -> bytes | None:
+    """A servable ready file for the recall block TEXT, which the sh prints as the inside of a
+    JSON string (None when a value would not survive a line of its own)."""
+    import json
+
+    lines = [
+        f"{READY_FORMAT} {READY_SERVE}",
+        ready.gen,
+        str(ready.workdir),
+        str(ready.head[0]),
+        ready.head[1],
+        str(ready.vault[0]),
+        ready.vault[1] or "-",
+        str(ready.private[0]),
+        ready.private[1] or "-",
+        ready.patterns,
+        " ".join(ready.agents) if ready.agents is not None else "*",
+        str(len(text)),
+        str(ready.reflog),
+        ready.ledger,
+        *(str(p) for p in ready.watched),
+        QUIET_END,
+    ]
+    if any(not line or "\n" in line or "\r" in line for line in lines):
+        return None
+    if ready.agents is not None and any(not _plain(a) for a in ready.agents):
+        return None
+    escaped = json.dumps(text)[1:-1]  # as the adapters' json.dumps writes a string: one line
+    return ("\n".join(lines) + "\n" + escaped).encode("utf-8", "surrogateescape")
+
+
+def ready_wait(workdir: Path, git_dir: Path) -> bytes | None:
+    """A ready file the sh never serves: it names its worktree for the next refresh."""
+    lines = [f"{READY_FORMAT} {READY_WAIT}", "-", str(workdir), str(git_dir / "HEAD")]
+    if any("\n" in line or "\r" in line for line in lines):
+        return None
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+
+
+def ready_worktree(data: bytes) -> tuple[Path, Path] | None:
+    """(worktree, its git dir) a ready file of either kind names; None when it is not one."""
+    lines = data.decode("utf-8", "surrogateescape").split("\n", 4)
+    if len(lines) < 5 or lines[0] not in (f"{READY_FORMAT} {s}" for s in (READY_SERVE, READY_WAIT)):
+        return None
+    workdir, head = Path(lines[2]), Path(lines[3])
+    if not workdir.is_absolute() or not head.is_absolute() or head.name != "HEAD":
+        return None
+    return workdir, head.parent
+
+
+def start_record(data: bytes) -> tuple[int, dict[str, object]] | None:
+    """A session start the sh answered: the worktree's reflog size then, and the ledger's part
+    (parsed, unchecked: the ledger checks its fields); None when it is not one."""
+    from gitvault.vault.files import parse_json
+
+    lines = data.decode("utf-8", "replace").split("\n")
+    if len(lines) != 3 or lines[2] or not lines[0].isdigit() or len(lines[0]) > 15:
+        return None
+    try:
+        value = parse_json(lines[1])
+    except ValueError:
+        return None
+    return (int(lines[0]), value) if isinstance(value, dict) else None
+
+
 def install(
     loc: Location,
     turn_ends: Sequence[TurnEnd] = (),
     tool_events: Sequence[ToolEvent] = (),
     known_header: str = "",
+    starts: Sequence[SessionStart] = (),
 ) -> list[str]:
     """Write (or repoint) the launcher with the fast paths of these hooks (`known_header`: how
     the path list's header begins, gitvault.pathrecall.known); what changed."""
     where = path(loc)
-    wanted = script(target(), turn_ends, tool_events, known_header).encode()
+    wanted = script(target(), turn_ends, tool_events, known_header, starts).encode()
     try:
         if where.read_bytes() == wanted:
             return []

@@ -23,6 +23,16 @@ AGENTS_KEY = "gitvault.agents"
 # The core.hooksPath gitvault moved aside (a folder inside the working tree): put back by
 # uninstall; its hooks still run, forwarded from the shims' folder outside the tree.
 CHAINED_HOOKS_KEY = "gitvault.chainedHooksPath"
+
+
+def agents_listed(value: str | None) -> list[str] | None:
+    """The words of a `gitvault.agents` value, lower-cased (None when unset or blank: every
+    agent whose hooks are present is served)."""
+    if value is None or not value.strip():
+        return None
+    return [w for w in (p.strip().lower() for p in value.split(",")) if w]
+
+
 DEFAULT_BRANCH = "vault"
 _BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
 

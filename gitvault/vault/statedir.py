@@ -36,6 +36,11 @@ PENDING = "pending"  # commits made during a rebase, kept until it ends
 DRAIN_PID = "drain.pid"  # which drainer runs (a hint for the shims: they check /proc)
 DRAIN_LOCK = "drain.lock"  # one drainer at a time
 WALK = "walk.json"  # how far the drainer has read every worktree's HEAD log (notes/walk)
+# Mechanical session records PreCompact and SessionEnd asked for, one JSON file each
+# (RECORD_SUFFIX) until the drainer wrote the record into the vault (gitvault.agents.records).
+RECORDS = "records"
+RECORD_SUFFIX = ".record"
+RECORDS_LOCK = "writer.lock"
 SET_ASIDE = "quarantine.jsonl"  # spool lines whose note could not be written (notes/quarantine)
 SET_ASIDE_LOCK = "quarantine.lock"
 LAUNCHER = "bin/gitvault-hook"  # which gitvault the hooks run (vault/launcher)
@@ -78,6 +83,28 @@ SHOWN_PATHS = "recall-shown"
 # it the session's turns answered that way (QUIET_BEAT_SUFFIX: one byte a turn).
 QUIET = "quiet"
 QUIET_BEAT_SUFFIX = ".seen"
+# Beside them, a session start the launcher answered from a materialized recall (below): one
+# record per start, which the session's ledger folds in (gitvault.agents.ledger).
+QUIET_START_SUFFIX = ".start"
+# The recall block SessionStart injects, materialized per worktree when the vault changes
+# (gitvault.memory.ready) with everything it was built from, so the launcher's sh can serve a
+# session start without Python while all of it still holds (gitvault/vault/launcher). One file
+# per worktree (READY_MAIN: the main one; a linked worktree's name), and READY_GEN: a token
+# every write of a state file the block reads (FEEDS_RECALL) replaces.
+# Beside them (named "@…", never a worktree's name; a name with a leading dot is an atomic write's
+# temporary file): the token, the refresh's lock, the vault's fold state for `status --line`.
+READY = "recall-ready"
+READY_MAIN = "@"
+READY_GEN = "@gen"
+READY_LOCK = "@refresh.lock"
+READY_STATUS = "@status"  # memory/vaultstate
+
+
+def is_ready_key(name: str) -> bool:
+    """Whether a name in the READY folder is a worktree's ready file."""
+    return name == READY_MAIN or (name[:1].isascii() and name[:1].isalnum())
+
+
 # The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
 # the offer is (gitvault.memory.handovers says why it is never a vault commit).
 HANDOVERS = "handovers.json"
@@ -131,8 +158,23 @@ FILES = (
     SYNC_STATE,
     SYNC_LOCK,
     ORIGINS,
+    f"{READY}/{READY_MAIN}",
+    f"{READY}/{READY_GEN}",
+    f"{READY}/{READY_LOCK}",
+    f"{READY}/{READY_STATUS}",
+    f"{RECORDS}/{RECORDS_LOCK}",
 )
-FOLDERS = (SPOOL_WORK, CHAINED_HOOKS, LEDGER, SHOWN_PATHS, QUIET, SYNC_INCOMING, SYNC_QUARANTINE)
+FOLDERS = (
+    SPOOL_WORK,
+    CHAINED_HOOKS,
+    LEDGER,
+    SHOWN_PATHS,
+    QUIET,
+    SYNC_INCOMING,
+    SYNC_QUARANTINE,
+    READY,
+    RECORDS,
+)
 
 # What the shims' templates say instead of a name (`@SPOOL@` …), filled in at install.
 SHIM_NAMES = {
@@ -172,6 +214,43 @@ def quiet_beat(loc: Location, session_id: str) -> Path:
     return loc.state_dir / QUIET / (session_id + QUIET_BEAT_SUFFIX)
 
 
+def start_record(loc: Location, session_id: str) -> Path:
+    """A session start the launcher answered, not yet in the session's ledger."""
+    return loc.state_dir / QUIET / (session_id + QUIET_START_SUFFIX)
+
+
+def ready_key(loc: Location) -> str:
+    """The name of a worktree's materialized recall in the READY folder."""
+    return READY_MAIN if loc.git_dir == loc.common_dir else loc.git_dir.name
+
+
+def ready_file(loc: Location, key: str | None = None) -> Path:
+    return loc.state_dir / READY / (key or ready_key(loc))
+
+
+def ready_gen(loc: Location) -> str:
+    """The READY_GEN token (a new one when there is none). Raises OSError."""
+    path = loc.state_dir / READY / READY_GEN
+    try:
+        text = read_regular(path, 200).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        text = ""
+    if not text:
+        text = os.urandom(12).hex()
+        make_dirs(path.parent)
+        atomic_write(path, text.encode() + b"\n")
+    return text
+
+
+def recall_inputs_changed(loc: Location) -> None:
+    """A state file the recall block reads was written: no materialized block built before
+    now is served (a new token in READY_GEN, which each one names). Nothing to do when nothing
+    was ever materialized. Raises OSError when the folder cannot be written."""
+    folder = loc.state_dir / READY
+    if folder.is_dir():
+        atomic_write(folder / READY_GEN, os.urandom(12).hex().encode() + b"\n")
+
+
 def agent_file(agent: str, what: str) -> str:
     """The state file an agent adapter keeps about its own wiring (`claude-stamp.json`):
     the adapter names the agent, this module the shape of the name."""
@@ -181,7 +260,7 @@ def agent_file(agent: str, what: str) -> str:
 # Not rewritten by replace_text: caches dropped and rebuilt whole instead (bytes replaced in an
 # SQLite file would corrupt it), the launcher, the scratch repositories of fetches, and the
 # files an flock is held on (they name a holder, never vault text).
-_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", CHAINED_HOOKS, SYNC_INCOMING)
+_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", CHAINED_HOOKS, SYNC_INCOMING, READY)
 _HELD_SUFFIXES = (".lock", ".lease", ".pid")
 REPLACE_LIMIT = 64 * 1024 * 1024
 
@@ -220,15 +299,39 @@ def replace_text(loc: Location, needle: bytes, replacement: bytes) -> list[str]:
             if new != data:
                 atomic_write(path, new)
                 done.append(str(path.relative_to(root)))
+    done += _drop_ready(root / READY, forms)
     return sorted(done)
 
 
-class JsonFile:
-    """One versioned JSON object in the state folder."""
+def _drop_ready(folder: Path, forms: set[bytes]) -> list[str]:
+    """The materialized recall blocks holding the text: dropped (a cache, built again from
+    the vault), never rewritten in place."""
+    dropped: list[str] = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return dropped
+    for path in entries:
+        try:
+            data = read_regular(path, REPLACE_LIMIT)
+        except OSError:
+            continue
+        if any(form in data for form in forms):
+            path.unlink(missing_ok=True)
+            dropped.append(f"{READY}/{path.name}")
+    return dropped
 
-    def __init__(self, name: str, version: int = 1, limit: int | None = None) -> None:
+
+class JsonFile:
+    """One versioned JSON object in the state folder. FEEDS_RECALL: the recall block reads it
+    (a write makes every materialized block stale)."""
+
+    def __init__(
+        self, name: str, version: int = 1, *, feeds_recall: bool = False, limit: int | None = None
+    ) -> None:
         self.name = name
         self.version = version
+        self.feeds_recall = feeds_recall
         self.limit = JSON_LIMIT if limit is None else limit
 
     def path(self, loc: Location) -> Path:
@@ -264,17 +367,21 @@ class JsonFile:
             return False
         make_dirs(loc.state_dir)
         write_json(self.path(loc), {FORMAT_KEY: self.version, **data}, indent=indent)
+        if self.feeds_recall:
+            recall_inputs_changed(loc)
         return True
 
 
-FOLD_STATE_FILE = JsonFile(FOLD_STATE)
+# The recall block reads the fold's state (its "behind" line), verify's results (stale marks),
+# the origins (labels, what is held for review) and the handovers offered.
+FOLD_STATE_FILE = JsonFile(FOLD_STATE, feeds_recall=True)
 FOLD_BUDGET_FILE = JsonFile(FOLD_BUDGET)
-VERIFY_FILE = JsonFile(VERIFY)
+VERIFY_FILE = JsonFile(VERIFY, feeds_recall=True)
 SYNC_STATE_FILE = JsonFile(SYNC_STATE)
 WALK_FILE = JsonFile(WALK)
 # One entry per file taken from a remote (~300 bytes): a team vault of 100k items is ~30 MB.
-ORIGINS_FILE = JsonFile(ORIGINS, limit=256 * 1024 * 1024)
-HANDOVERS_FILE = JsonFile(HANDOVERS)
+ORIGINS_FILE = JsonFile(ORIGINS, feeds_recall=True, limit=256 * 1024 * 1024)
+HANDOVERS_FILE = JsonFile(HANDOVERS, feeds_recall=True)
 VIEW_PAGES_FILE = JsonFile(VIEW_PAGES)
 
 

@@ -33,6 +33,7 @@ from tests.support.claude_hooks import (
     SAMPLES,
     fold_processes,
     log_text,
+    records_written,
     run_hook,
     sample,
     session_state,
@@ -452,6 +453,7 @@ def test_unsaved_work_gets_a_mechanical_record(
     done = run_hook(event, sample(key, repo=repo, transcript=transcript, session_id=sid), repo=repo)
 
     assert (done.returncode, done.stdout) == (0, "")
+    records_written(repo)  # by the drainer the hook started, off the hook's wait
     records = [(m, b) for m, b in vault_sessions(repo) if m.get("session_id") == sid]
     assert len(sessions_in_vault(repo)) == before + 1 and len(records) == 1
     meta, body = records[0]
@@ -479,6 +481,7 @@ def test_pre_compact_then_session_end_write_one_record(
     commit_in_transcript(repo, transcript, sid, "feat: work")
     for event, key in (("pre-compact", "PreCompact:manual"), ("session-end", "SessionEnd:")):
         run_hook(event, sample(key, repo=repo, transcript=transcript, session_id=sid), repo=repo)
+    records_written(repo)
     assert len([m for m, _ in vault_sessions(repo) if m.get("session_id") == sid]) == 1
 
 

@@ -1,179 +1,25 @@
 """The quiet fast path: an agent's turn end with nothing due is answered by the launcher's sh
 without starting Python, and falls back to Python whenever something may be due.
 
-Every hook runs as the agent runs it: the command gitvault wrote into the agent's settings
-file, through `sh -c`, with the recorded hook input on stdin. Whether Python started is seen by
-a sitecustomize module on PYTHONPATH that records every interpreter start."""
+Every hook runs as the agent runs it (tests/support/agent_hooks.py): the command gitvault wrote
+into the agent's settings file, through `sh -c`, with the recorded hook input on stdin; whether
+Python started is seen by a sitecustomize module that records every interpreter start."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gitvault.agents import adapters
-from gitvault.agents.adapters.base import Adapter
 from gitvault.vault import statedir
+from tests.support.agent_hooks import AGENTS, SAMPLES, SID, Hooks, payload
 from tests.support.memory import cli_sub, set_config
-from tests.support.paths import DATA
-from tests.support.repos import Repo
-
-AGENTS = ("claude", "codex", "gemini", "copilot")
-SAMPLES = DATA / "agent_hooks"
-CLAUDE_SAMPLES: dict[str, Any] = json.loads((DATA / "claude-hook-inputs.json").read_text())
-SID = "5e55a1d0-0000-4000-8000-00000000beef"
-STARTS = {
-    "codex": "codex-SessionStart",
-    "gemini": "gemini-SessionStart",
-    "copilot": "copilot-sessionStart",
-}
-TURN_ENDS = {"codex": "codex-Stop", "gemini": "gemini-AfterAgent", "copilot": "copilot-agentStop"}
-
-
-@pytest.fixture
-def wired(repo_factory: Callable[..., Repo]) -> Repo:
-    repo = repo_factory("proj", install=False)
-    done = repo.gv("install", "--agent", ",".join(AGENTS))
-    assert done.code == 0, done
-    return repo
-
-
-@pytest.fixture
-def starts(tmp_path: Path) -> Iterator[Path]:
-    """A sitecustomize that appends one line to a file for every Python that starts."""
-    site = tmp_path / "site"
-    site.mkdir()
-    log = tmp_path / "python-starts"
-    (site / "sitecustomize.py").write_text(
-        f"with open({str(log)!r}, 'a') as _f:\n    _f.write('started\\n')\n"
-    )
-    yield log
-
-
-def _payload(agent: str, event: str, repo: Repo, **fields: Any) -> dict[str, Any]:
-    if agent == "claude":
-        key = "SessionStart:startup" if event == "session-start" else "Stop:False"
-        data: dict[str, Any] = dict(CLAUDE_SAMPLES[key]["input"])
-        data["transcript_path"] = "/nonexistent/transcript.jsonl"
-    else:
-        name = (STARTS if event == "session-start" else TURN_ENDS)[agent]
-        data = json.loads((SAMPLES / f"{name}.json").read_text())
-    data[adapters.get(agent).session_field] = SID
-    data["cwd"] = str(repo.path)
-    data.update(fields)
-    return data
-
-
-def _installed_command(repo: Repo, adapter: Adapter, event: str) -> str:
-    """The command line gitvault wrote into the agent's settings for a canonical event."""
-    hook = next(h for h in adapter.hooks if h.event == event)
-    wanted = f"gitvault-hook {adapter.name} {hook.word or hook.event}"
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, str) and wanted in value:
-            found.append(value)
-
-    walk(json.loads((repo.path / adapter.settings_file).read_text()))
-    assert found, f"no {wanted} in {adapter.settings_file}"
-    return found[0]
-
-
-class Hooks:
-    def __init__(self, repo: Repo, starts: Path) -> None:
-        self.repo, self.starts = repo, starts
-
-    def run(self, agent: str, event: str, payload: Any, **env: str) -> tuple[str, bool]:
-        """(stdout, whether Python started) of the agent's installed hook."""
-        adapter = adapters.get(agent)
-        raw = payload if isinstance(payload, str) else json.dumps(payload)
-        before = self._starts()
-        full = {
-            **os.environ,
-            "PYTHONPATH": str(self.starts.parent / "site"),
-            "PWD": str(self.repo.path),
-            "GITVAULT_SYNC": "1",
-            **env,
-        }
-        if adapter.project_var != "PWD":
-            full[adapter.project_var] = str(self.repo.path)
-        done = subprocess.run(
-            ["sh", "-c", _installed_command(self.repo, adapter, event)],
-            input=raw,
-            capture_output=True,
-            text=True,
-            cwd=self.repo.path,
-            env=full,
-            timeout=60,
-        )
-        assert done.returncode == 0 and done.stderr == "", done
-        return done.stdout, self._starts() > before
-
-    def _starts(self) -> int:
-        try:
-            return len(self.starts.read_text().splitlines())
-        except FileNotFoundError:
-            return 0
-
-    def start(self, agent: str, **fields: Any) -> None:
-        _, python = self.run(
-            agent, "session-start", _payload(agent, "session-start", self.repo, **fields)
-        )
-        assert python
-
-    def turn_end(self, agent: str, **fields: Any) -> tuple[str, bool]:
-        return self.run(agent, "turn-end", _payload(agent, "turn-end", self.repo, **fields))
-
-    def settle(self) -> None:
-        """Time passes: every file a stamp watches was last written a while ago."""
-        then = time.time() - 30
-        git = self.repo.git_dir
-        for path in (git / "logs" / "HEAD", git / "config", git / "packed-refs"):
-            if path.exists():
-                os.utime(path, (then, then))
-        glob = Path(os.environ["GIT_CONFIG_GLOBAL"])
-        if glob.exists():
-            os.utime(glob, (then, then))
-
-    def quiet(self, agent: str) -> None:
-        """A session that started and whose turn end found nothing due: the next is quiet."""
-        self.start(agent)
-        self.settle()
-        out, python = self.turn_end(agent)
-        assert (out, python) == ("", True)
-        assert self.stamp.is_file(), "a turn end with nothing due leaves a stamp"
-
-    @property
-    def stamp(self) -> Path:
-        return self.repo.state_dir / statedir.QUIET / SID
-
-    @property
-    def beat(self) -> Path:
-        return self.repo.state_dir / statedir.QUIET / (SID + statedir.QUIET_BEAT_SUFFIX)
-
-    def ledger(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(
-            (self.repo.state_dir / statedir.LEDGER / f"{SID}.json").read_text()
-        )
-        return data
-
-
-@pytest.fixture
-def hooks(wired: Repo, starts: Path) -> Hooks:
-    return Hooks(wired, starts)
-
 
 # -- nothing due: no Python --------------------------------------------------------------------
 
@@ -267,7 +113,7 @@ def test_another_project_folder_falls_back(hooks: Hooks, tmp_path: Path) -> None
     elsewhere = hooks.repo.path / "sub"
     elsewhere.mkdir()
     assert hooks.run(
-        "codex", "turn-end", _payload("codex", "turn-end", hooks.repo, cwd=str(elsewhere))
+        "codex", "turn-end", payload("codex", "turn-end", hooks.repo, cwd=str(elsewhere))
     )[1]
 
 
@@ -294,7 +140,7 @@ def test_the_vault_ref_packed_away_falls_back(hooks: Hooks) -> None:
 def test_gitvault_child_makes_the_turn_end_exit_at_once(hooks: Hooks) -> None:
     hooks.repo.commit("feat: due, but this is the fold's own agent")
     out, python = hooks.run(
-        "claude", "turn-end", _payload("claude", "turn-end", hooks.repo), GITVAULT_CHILD="1"
+        "claude", "turn-end", payload("claude", "turn-end", hooks.repo), GITVAULT_CHILD="1"
     )
     assert (out, python) == ("", False)
 
@@ -391,7 +237,7 @@ def test_input_the_sh_cannot_read_for_sure_goes_to_python(hooks: Hooks, raw: str
 
 def test_a_second_cwd_member_goes_to_python(hooks: Hooks) -> None:
     hooks.quiet("codex")
-    raw = json.dumps(_payload("codex", "turn-end", hooks.repo))
+    raw = json.dumps(payload("codex", "turn-end", hooks.repo))
     raw = raw[:-1] + ', "nested": {"cwd": "/elsewhere"}}'
     assert hooks.run("codex", "turn-end", raw)[1]
 
@@ -401,7 +247,7 @@ def test_no_stamp_while_two_sessions_share_the_worktree_and_a_commit_is_undecide
 ) -> None:
     """Another session in the same worktree: a commit not yet in this session's transcript
     may still show up there, so the turn end keeps checking in Python."""
-    other = dict(_payload("claude", "session-start", hooks.repo), session_id="0ther-session")
+    other = dict(payload("claude", "session-start", hooks.repo), session_id="0ther-session")
     hooks.start("claude")
     hooks.run("claude", "session-start", other)
     hooks.repo.commit("feat: whose?")

@@ -315,3 +315,65 @@ def test_stats_draws_charts_in_the_terminal_and_json_stays_as_it_was(repo: Repo)
     core = next(ln for ln in paths if "src/core.py" in ln)
     assert core.rstrip().endswith(" 4") and "█" in core, core
     assert any("evil?]0;owned??[31m.py" in ln for ln in paths), paths
+
+
+# -- the line from the fold state the last vault change stored (memory/vaultstate) --------------
+
+
+def _stored(repo: Repo) -> None:
+    """Time passed since the settings were written, and the vault changed: the refresh a vault
+    change runs stored the fold state."""
+    import time
+
+    from gitvault.memory import ready
+
+    then = time.time() - 30
+    for path in (repo.git_dir / "config", Path(os.environ["GIT_CONFIG_GLOBAL"])):
+        os.utime(path, (then, then))
+    ready.refresh(resolve(repo.path))
+
+
+def test_the_line_is_served_from_the_stored_state_without_git(repo: Repo, tmp_path: Path) -> None:
+    from gitvault.memory import vaultstate
+
+    loc = resolve(repo.path)
+    repo.commit("feat: one")
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    repo.commit("feat: two")
+    _stored(repo)
+    stored = vaultstate.materialized(loc)
+    assert stored is not None and stored == vaultstate.computed(loc)
+    assert stored.pending == 1 and stored.folded_at is not None
+    # No git on PATH: the line still says what the vault holds (read from the stored state).
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    plain = _line_proc(repo.path, "status", "--line", stdin="")
+    nogit = _line_proc(repo.path, "status", "--line", stdin="", env={"PATH": str(bare)})
+    assert plain.stdout.startswith("gitvault: digest") and nogit.stdout == plain.stdout
+
+
+def test_the_stored_state_is_not_served_once_anything_it_was_read_from_moved(
+    repo: Repo,
+) -> None:
+    from gitvault.memory import vaultstate
+
+    loc = resolve(repo.path)
+    repo.commit("feat: one")
+    checks = {
+        "a vault commit": lambda: set_config(repo, "status", stale_items=0),
+        "git config": lambda: repo.git("config", "gitvault.branch", "vault"),
+        "the fold's state": lambda: statedir.write_fold_state(
+            loc, statedir.FoldState(failure=statedir.FoldFailure("builtin", "x", "y"))
+        ),
+        "the fold's state, by hand": lambda: (repo.state_dir / statedir.FOLD_STATE).write_text(
+            json.dumps({"failure": {"merger": "builtin", "message": "not found"}})
+        ),
+        "the vault packed away": lambda: repo.git("pack-refs", "--all"),
+    }
+    for what, change in checks.items():
+        _stored(repo)
+        assert vaultstate.materialized(loc) is not None, what
+        change()
+        assert vaultstate.materialized(loc) is None, what
+        now = 1.9e9
+        assert stats.status_line(loc, now) == stats.render(vaultstate.computed(loc), now), what

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.paths import DATA
-from tests.support.repos import Repo
+from tests.support.repos import Repo, wait_until
 
 SAMPLES: dict[str, Any] = json.loads((DATA / "claude-hook-inputs.json").read_text("utf-8"))
 FIXTURES = DATA / "transcripts"
@@ -83,6 +83,16 @@ def run_hook(
         text=True,
         timeout=timeout,
     )
+
+
+def records_written(repo: Repo, timeout: float = 60) -> None:
+    """Wait until the drainer wrote the session records PreCompact / SessionEnd spooled
+    (gitvault.agents.records: off the hook's wait)."""
+    from gitvault.agents import records
+    from gitvault.resolve import resolve
+
+    loc = resolve(repo.path)
+    wait_until(lambda: not records.pending(loc), timeout=timeout, what="the spooled records")
 
 
 def fixture_lines(name: str) -> list[str]:

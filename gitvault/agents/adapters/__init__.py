@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gitvault.agents.adapters.base import Adapter
-    from gitvault.vault.launcher import ToolEvent, TurnEnd
+    from gitvault.vault.launcher import SessionStart, ToolEvent, TurnEnd
 
 # Registry order: how lists are rendered and parsed, which agent's session a shell belongs to
 # when several variables are set.
@@ -56,6 +56,60 @@ def turn_ends() -> list[TurnEnd]:
         for hook in adapter.hooks
         if hook.event == "turn-end"
     ]
+
+
+def session_starts() -> list[SessionStart]:
+    """Every agent's session-start hook as the launcher serves it from a materialized recall:
+    what the adapter prints around the block, read from its own shape()."""
+    import json
+
+    from gitvault.vault.launcher import SessionStart
+
+    mark = "gitvault:block\u2028"  # a character JSON escapes: found only where the block goes
+    inside = json.dumps(mark)[1:-1]
+    out = []
+    for adapter in all_adapters().values():
+        around = adapter.shape("session-start", {"context": mark}).split(inside)
+        if len(around) != 2:
+            continue
+        needs = _required(adapter.input_schemas.get("session-start"), adapter.session_field)
+        for hook in adapter.hooks:
+            if hook.event == "session-start":
+                out.append(
+                    SessionStart(
+                        adapter.name,
+                        hook.word or hook.event,
+                        adapter.session_field,
+                        around[0],
+                        around[1],
+                        adapter.context_limit,
+                        adapter.resume_sources,
+                        adapter.project_var if adapter.project_var_wins else "",
+                        adapter.start_env_file or "",
+                        needs,
+                    )
+                )
+    return out
+
+
+def _required(schema: str | None, session_field: str) -> tuple[tuple[str, str], ...]:
+    """The members an adapter's input schema requires besides the session id, each with the
+    string it must equal ("" when any string will do)."""
+    if not schema:
+        return ()
+    import json
+
+    from gitvault.resources import schema_path
+
+    data = json.loads(schema_path(schema).read_text(encoding="utf-8"))
+    props = data.get("properties", {})
+    out = []
+    for name in data.get("required", []):
+        if name == session_field:
+            continue
+        const = props.get(name, {}).get("const", "")
+        out.append((str(name), const if isinstance(const, str) else ""))
+    return tuple(out)
 
 
 def tool_events() -> list[ToolEvent]:
@@ -107,9 +161,10 @@ def render(chosen: Iterable[str]) -> str:
 
 def from_config(value: str | None) -> list[str] | None:
     """The agents `git config gitvault.agents` names (None when unset)."""
-    if value is None or not value.strip():
-        return None
-    return [w for w in (p.strip().lower() for p in value.split(",")) if w in NAMES]
+    from gitvault.vault import layout
+
+    listed = layout.agents_listed(value)
+    return None if listed is None else [w for w in listed if w in NAMES]
 
 
 def configured(cwd: Path) -> list[str] | None:

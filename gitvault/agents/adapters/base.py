@@ -119,6 +119,14 @@ class Adapter:
     fast_path_readers: ClassVar[tuple[str, ...]] = ()
     fast_path_events: ClassVar[tuple[str, ...]] = ("file-read", "file-edit")
     project_var: ClassVar[str] = "PWD"  # hook env: the project folder, when the agent sets one
+    # The project variable names the project whose settings ran the hook, even when the input's
+    # cwd is elsewhere (else the input's cwd comes first).
+    project_var_wins: ClassVar[bool] = False
+    # The values of the session start's `source` that mean a resumed conversation.
+    resume_sources: ClassVar[tuple[str, ...]] = ("resume",)
+    # A variable the agent sets at session start to a file the hook may write the session's
+    # environment into (shell_cli may put gitvault's folder on the session's PATH there).
+    start_env_file: ClassVar[str | None] = None
     context_limit: ClassVar[int] = layout.RECALL_MAX_CHARS
     hooks: ClassVar[tuple[Hook, ...]] = ()
     bounds: ClassVar[Mapping[str, float]] = {}
@@ -174,6 +182,8 @@ class Adapter:
         may be inherited stale: the process's own folder then)."""
         cwd = payload.get("cwd") if payload else None
         from_env = environ.get(self.project_var) if self.project_var != "PWD" else None
+        if self.project_var_wins and from_env:
+            return from_env
         return str(cwd or from_env or os.getcwd())
 
     def shape(self, event: str, answer: Mapping[str, str] | None) -> str:

@@ -44,6 +44,9 @@ class Claude(Adapter):
     )
     session_env: ClassVar[tuple[str, ...]] = ("CLAUDE_CODE_SESSION_ID",)
     project_var: ClassVar[str] = PROJECT_VAR
+    # The project whose settings ran the hook, even when the session cd'd elsewhere.
+    project_var_wins: ClassVar[bool] = True
+    start_env_file: ClassVar[str | None] = "CLAUDE_ENV_FILE"  # shell_cli writes PATH there
     fast_path_field: ClassVar[str | None] = "file_path"
     fast_path_others: ClassVar[tuple[str, ...]] = ("notebook_path",)
     hooks: ClassVar[tuple[Hook, ...]] = (
@@ -86,10 +89,6 @@ class Claude(Adapter):
             return []
         found = [given.get(key) for key in ("file_path", "notebook_path")]
         return [p for p in found if isinstance(p, str)]
-
-    def project_dir(self, payload: Payload | None, environ: Mapping[str, str]) -> str:
-        # The project whose settings ran the hook, even when the session cd'd elsewhere.
-        return environ.get(self.project_var) or super().project_dir(payload, environ)
 
     def session_from_env(self, environ: Mapping[str, str]) -> str | None:
         return super().session_from_env(environ) if environ.get("CLAUDECODE") == "1" else None
