@@ -218,7 +218,7 @@ def populate_vault(repo_dir: Path, count: int, *, years: int = 5) -> int:
         notes_entries[year] = (year_tree, tree_mode)
         root_builder = repo.TreeBuilder(root)
         root_builder.insert(layout.NOTES, tree(notes_entries), tree_mode)
-        sig = pygit2.Signature(gitcmd.VAULT_NAME, gitcmd.VAULT_EMAIL)
+        sig = pygit2.Signature(gitcmd.vault_committer_name(), gitcmd.VAULT_EMAIL)
         n_year = sum(len(v) for k, v in days.items() if k[0] == year)
         head = str(
             repo.create_commit(

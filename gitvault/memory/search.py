@@ -50,6 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from gitvault import scrub
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
 from gitvault.memory import searchtext
@@ -405,8 +406,12 @@ class Index:
     def _watermark(self, conn: sqlite3.Connection) -> str | None:
         """The vault commit indexed last; raises sqlite3.DatabaseError for a broken file."""
         rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        if rows.get("schema") != SCHEMA_VERSION or rows.get("ref") != self.ref:
-            raise sqlite3.DatabaseError("index of another schema or branch")
+        if (
+            rows.get("schema") != SCHEMA_VERSION
+            or rows.get("ref") != self.ref
+            or rows.get("scrub") != scrub.generation()
+        ):
+            raise sqlite3.DatabaseError("index of another schema, branch or secret filter")
         return rows.get("watermark") or None
 
     def tip(self) -> str | None:
@@ -489,7 +494,12 @@ class Index:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
-                    [("schema", SCHEMA_VERSION), ("ref", self.ref), ("watermark", "")],
+                    [
+                        ("schema", SCHEMA_VERSION),
+                        ("ref", self.ref),
+                        ("scrub", scrub.generation()),  # a new filter: built again
+                        ("watermark", ""),
+                    ],
                 )
                 if tip is not None:
                     self._fresh, self._graph, self._batch = True, _BuildGraph(), []

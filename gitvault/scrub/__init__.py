@@ -13,3 +13,22 @@ rules: the specification and the rule table; engine: scrub_secrets and secret_sp
 Named "scrub", not "redact": `gitvault redact` is the explicit rewrite of the vault's history
 (memory/forget), which this filter knows nothing about.
 """
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+
+@functools.cache
+def generation() -> str:
+    """A short name for this version of the filter: a hash of its rules and engine, so that
+    any change to what it catches is a new generation. Vault commits carry it (their
+    committer's name, vault/gitcmd.vault_committer_name): a reader may take text for
+    redacted by this filter only when written under this generation. Reads two files; compiles
+    nothing."""
+    digest = hashlib.sha256()
+    for name in ("rules.py", "engine.py"):
+        digest.update((Path(__file__).with_name(name)).read_bytes())
+    return digest.hexdigest()[:12]

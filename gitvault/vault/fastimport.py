@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitvault.vault import layout
-from gitvault.vault.gitcmd import VAULT_EMAIL, VAULT_NAME, GitError, run_git, tail, write_failed
+from gitvault.vault.gitcmd import (
+    VAULT_EMAIL,
+    GitError,
+    run_git,
+    tail,
+    vault_committer_name,
+    write_failed,
+)
 from gitvault.vault.locking import scratch_dir
 
 
@@ -39,7 +46,7 @@ class ImportCommit:
         msg = self.message.encode()
         out = b"commit %s\nmark :%d\n" % (self.ref.encode(), self.mark)
         out += b"committer %s <%s> %d +0000\n" % (
-            VAULT_NAME.encode(),
+            vault_committer_name().encode(),
             VAULT_EMAIL.encode(),
             self.when,
         )

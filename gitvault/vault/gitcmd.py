@@ -17,12 +17,21 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from gitvault import scrub
 from gitvault.errors import GitvaultError, UnsafeRepository
 from gitvault.vault import layout, processes
 
 # Identity used for commits on the vault branch (the user's HEAD is never touched).
 VAULT_NAME = "gitvault"
 VAULT_EMAIL = "gitvault@localhost"
+
+
+def vault_committer_name() -> str:
+    """The committer name of the vault commits this gitvault writes: VAULT_NAME and the secret
+    filter's generation. A reader trusts a commit's text as already redacted (and skips the
+    second scrub) only when it was written under the filter it runs now: not by an older
+    gitvault, whose filter caught less, nor by a hand-made commit."""
+    return f"{VAULT_NAME} (scrub {scrub.generation()})"
 
 
 class GitError(GitvaultError):
@@ -253,7 +262,7 @@ def raw_changes(
             "-z",
             "--no-abbrev",
             "--no-renames",
-            "--format=%x01%H%x00%ct%x00%ce%x00%P",
+            "--format=%x01%H%x00%ct%x00%ce%x00%P%x00%cn",
             *walk,
             "--",
             *paths,
@@ -261,13 +270,14 @@ def raw_changes(
         cwd,
         input=("\n".join(commits) + "\n").encode() if commits else None,
     )
+    mine = vault_committer_name().encode()
     for record in proc.stdout.split(b"\x01"):
         tokens = record.split(b"\0")
-        if len(tokens) < 4 or not tokens[1].strip().isdigit():
+        if len(tokens) < 5 or not tokens[1].strip().isdigit():
             continue
         commit, when = tokens[0].decode(), int(tokens[1].strip())
-        own = tokens[2] == VAULT_EMAIL.encode() and b" " not in tokens[3].split(b"\n")[0].strip()
-        index = 4
+        own = _made_alone(tokens[2], tokens[3], tokens[4], mine)
+        index = 5
         while index + 1 < len(tokens):
             head = tokens[index].lstrip(b"\n")
             if not head.startswith(b":"):
@@ -294,16 +304,23 @@ class TreeEntry(NamedTuple):
     is_dir: bool
 
 
+def _made_alone(email: bytes, parents: bytes, name: bytes, mine: bytes) -> bool:
+    """A commit this gitvault made alone: its committer (with this filter's generation) and
+    at most one parent."""
+    return email == VAULT_EMAIL.encode() and name == mine and b" " not in parents.strip()
+
+
 def not_by_gitvault(cwd: Path, rev: str) -> list[str]:
-    """The commits of a revision's first-parent line that gitvault did not make alone: made
-    by someone else (a hand-made commit) or merging another line in (a sync)."""
-    proc = run_git(["log", "--first-parent", "--format=%H %ce %P", rev, "--"], cwd)
-    mine = f" {VAULT_EMAIL} "
+    """The commits of a revision's first-parent line that this gitvault did not make alone:
+    made by someone else (a hand-made commit), by a gitvault with another secret filter, or
+    merging another line in (a sync)."""
+    proc = run_git(["log", "--first-parent", "--format=%x01%H%x00%ce%x00%P%x00%cn", rev], cwd)
+    mine = vault_committer_name().encode()
     out = []
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        sha, sep, rest = line.partition(mine)
-        if not sep or " " in rest.strip():
-            out.append(line.split(" ", 1)[0])
+    for record in proc.stdout.split(b"\x01"):
+        fields = record.rstrip(b"\n").split(b"\0")
+        if len(fields) == 4 and not _made_alone(fields[1], fields[2], fields[3], mine):
+            out.append(fields[0].decode())
     return out
 
 

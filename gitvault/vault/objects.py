@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gitvault.errors import Refused, UnsafeRepository
 from gitvault.vault import layout
-from gitvault.vault.gitcmd import VAULT_EMAIL, VAULT_NAME, GitError, write_failed
+from gitvault.vault.gitcmd import VAULT_EMAIL, GitError, vault_committer_name, write_failed
 
 if TYPE_CHECKING:
     import pygit2
@@ -148,9 +148,9 @@ class Repo:
     ) -> str:
         pygit2 = self._pygit2
         sig = (
-            pygit2.Signature(VAULT_NAME, VAULT_EMAIL)
+            pygit2.Signature(vault_committer_name(), VAULT_EMAIL)
             if when is None
-            else pygit2.Signature(VAULT_NAME, VAULT_EMAIL, when, 0)
+            else pygit2.Signature(vault_committer_name(), VAULT_EMAIL, when, 0)
         )
         try:
             oid = self._repo.create_commit(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gitvault import scrub
 from gitvault.memory import search
 from gitvault.resolve import resolve
 from gitvault.vault import layout, statedir
@@ -136,6 +137,20 @@ def test_a_corrupt_or_foreign_index_is_rebuilt(repo: Repo) -> None:
         conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
     assert _index(repo).update().rebuilt
     assert _ids(cli_in(repo, "search", "resilient", "--json")) == [f"c:{sha[:7]}"]
+
+
+def test_an_index_built_under_another_secret_filter_is_rebuilt(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gitvault whose secret filter changed (an upgrade) builds its index again: what the
+    old one took for redacted, the new filter may catch."""
+    repo.commit("feat: filtered index")
+    assert _index(repo).update().rebuilt
+    assert not _index(repo).update().rebuilt
+    monkeypatch.setattr(scrub, "generation", lambda: "n3wf1lt3r000")
+    assert _index(repo).update().rebuilt
+    with sqlite3.connect(repo.state_dir / statedir.SEARCH_INDEX) as conn:
+        assert dict(conn.execute("SELECT key, value FROM meta"))["scrub"] == "n3wf1lt3r000"
 
 
 def test_a_rewritten_vault_history_rebuilds_the_index(repo: Repo) -> None:
