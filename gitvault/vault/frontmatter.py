@@ -74,6 +74,11 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a front matter value")
 
 
+# One decoder for every value: json.loads with a keyword argument builds a new decoder per
+# call, which was a third of the time of reading a note (82k notes: 4 s of 15 s).
+_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode
+
+
 def parse(text: str, keys: frozenset[str] | None = None) -> tuple[dict[str, Any], str]:
     """(meta, body). Text without front matter gives ({}, text). Only `\\n` ends a line; a key
     that appears twice is ignored after its first occurrence (a forged repeat cannot win).
@@ -82,19 +87,24 @@ def parse(text: str, keys: frozenset[str] | None = None) -> tuple[dict[str, Any]
         text = text[1:]
     if not text.startswith(FENCE + "\n") and not text.startswith(FENCE + "\r\n"):
         return {}, text
-    lines = text.split("\n")
     meta: dict[str, Any] = {}
-    for index in range(1, len(lines)):
-        line = lines[index].rstrip("\r")
+    start = text.index("\n") + 1
+    while start <= len(text):
+        # Line by line through the front matter only (a note's body is most of its text).
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        line = text[start:end].rstrip("\r")
+        start = end + 1
         if line == FENCE:
-            return meta, "\n".join(lines[index + 1 :])
+            return meta, text[start:]
         key, sep, raw = line.partition(":")
         key = key.strip()
         if not sep or not key or key in meta or (keys is not None and key not in keys):
             continue
         raw = raw.strip()
         try:
-            meta[key] = json.loads(raw, parse_constant=_no_constant)
+            meta[key] = _DECODE(raw)
         except ValueError:
             meta[key] = raw.strip("'\"")
     return {}, text  # unterminated: treat as body

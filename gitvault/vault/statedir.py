@@ -54,6 +54,11 @@ FOLD_BUDGET = "fold-budget.json"  # characters sent to a model today and in tota
 FOLD_LEASE = "fold.lease"
 FOLD_LOG = "fold.log"  # a background fold's output
 VERIFY = "verify.json"  # `gitvault verify`'s results, keyed by the digest blob they checked
+# The mined history (gitvault.fold.history): every note as the miner and the truth model read
+# it, with the miner's counts; an SQLite cache brought forward as notes arrive, rebuilt from the
+# vault whenever it is missing, corrupt, of another format or behind a rewritten history.
+MINED = "mined.sqlite"
+MINED_LOCK = "mined.lock"
 
 # -- memory -----------------------------------------------------------------------------------
 SEARCH_INDEX = "search.sqlite"  # `gitvault search`'s FTS5 index: a cache, rebuilt from the vault
