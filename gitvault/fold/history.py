@@ -27,12 +27,14 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 from gitvault.errors import GitvaultError
 from gitvault.fold import items as items_mod
@@ -76,7 +78,6 @@ CREATE TABLE notes (
     fix INTEGER NOT NULL,
     copy_key INTEGER NOT NULL,
     when_ INTEGER NOT NULL,
-    committed TEXT NOT NULL,
     depth INTEGER NOT NULL,
     branch TEXT NOT NULL,
     worktree TEXT NOT NULL,
@@ -113,7 +114,7 @@ CREATE INDEX counts_rank ON counts(kind, n);
 """
 _NOTE_COLUMNS = (
     "path, sha, subject, subject_key, first_line, reason, breaking, reverts, quoted, files,"
-    " files_key, nfiles, tests, fix, copy_key, when_, committed, depth, branch, worktree,"
+    " files_key, nfiles, tests, fix, copy_key, when_, depth, branch, worktree,"
     " merge, parents, replaces, past, counted"
 )
 
@@ -129,8 +130,7 @@ class _Rebuild(Exception):
 # --------------------------------------------------------------------------- one note
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     """One note as the mined history keeps it."""
 
     path: str
@@ -144,7 +144,6 @@ class Note:
     files: tuple[str, ...]  # as the note lists them (a rename: "old => new")
     names: tuple[str, ...]  # the files as named after the commit (a rename's new name)
     when: int  # the commit date (0 when the note has none)
-    committed: str
     branch: str
     worktree: str
     parents: tuple[str, ...]
@@ -166,9 +165,17 @@ def copy_key(subject: str, names: Iterable[str]) -> str:
 
 
 def _hash(text: str) -> int:
-    """A 64-bit key for an index; what it finds is compared in full (two texts may share one)."""
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+    """A 63-bit key for an index; what it finds is compared in full (two texts may share one)."""
+    data = text.encode("utf-8", "surrogatepass")
+    return (zlib.crc32(data) << 31) ^ zlib.adler32(data)
+
+
+def _sha_key(sha: str) -> int:
+    """A commit's key in the parents index (a collision only costs a needless rebuild)."""
+    try:
+        return int(sha[:15], 16)
+    except ValueError:
+        return _hash(sha)
 
 
 def _join(values: Iterable[str]) -> str:
@@ -179,12 +186,12 @@ def _split(text: object) -> tuple[str, ...]:
     return tuple(str(text).split("\n")) if text else ()
 
 
-def _as_list(value: object) -> tuple[str, ...]:
-    """A front-matter list as one-line strings (a forged value cannot break the cache's
-    line-joined fields)."""
+def _shas(value: object) -> tuple[str, ...]:
+    """A front-matter list of commit ids (parents, replaces), lower case; anything that is no
+    id is left out (it names no commit, and the cache joins these with line breaks)."""
     if not isinstance(value, list):
         return ()
-    return tuple(t for v in value if (t := " ".join(str(v).split())))
+    return tuple(v.lower() for v in value if isinstance(v, str) and v.isalnum())
 
 
 def parse_note(path: str, raw: str) -> Note | None:
@@ -195,56 +202,66 @@ def parse_note(path: str, raw: str) -> Note | None:
     if meta.get("kind") != "note":
         return None
     parsed = parse_body(body[:BODY_CHARS])
-    subject = parsed.subject
-    named = tuple(kinds.REVERT_BODY.findall(parsed.message))
-    committed = meta.get("committed")
-    moment = parse_time(committed)
+    subject, message, files = parsed.subject, parsed.message, parsed.files
+    named = tuple(kinds.REVERT_BODY.findall(message))
+    quoted = None if named else kinds.quoted_revert(subject)
+    moment = parse_time(meta.get("committed"))
     return Note(
         path=path,
         sha=str(meta.get("sha") or "").lower(),
         subject=subject,
-        first_line=parsed.message.splitlines()[0] if parsed.message else "",
-        reason=kinds.revert_reason(parsed.message),
-        breaking=kinds.breaking_change(subject, parsed.message),
+        first_line=message.split("\n", 1)[0] if message else "",
+        reason=kinds.revert_reason(message) if named or quoted is not None else "",
+        breaking=kinds.breaking_change(subject, message),
         reverts=named,
-        quoted=None if named else kinds.quoted_revert(subject),
-        files=parsed.files,
-        names=tuple(kinds.current_name(f) for f in parsed.files),
+        quoted=quoted,
+        files=files,
+        names=tuple(kinds.current_name(f) for f in files),
         when=0 if moment is None else int(moment),
-        committed=committed if isinstance(committed, str) else "",
         branch=str(meta.get("branch") or ""),
         worktree=str(meta.get("worktree") or ""),
-        parents=tuple(p.lower() for p in _as_list(meta.get("parents"))),
-        replaces=tuple(r.lower() for r in _as_list(meta.get("replaces"))),
+        parents=_shas(meta.get("parents")),
+        replaces=_shas(meta.get("replaces")),
     )
 
 
-def contributions(subject: str, names: tuple[str, ...]) -> list[tuple[str, str, str]]:
+def contributions(
+    subject: str, names: tuple[str, ...], fix: bool | None = None
+) -> list[tuple[str, str, str]]:
     """What a counted commit (its subject, its files as named after it) adds to the counts
-    the miner reads (gitvault.fold.mine): (kind, a, b) once per count it raises."""
+    the miner reads (gitvault.fold.mine): (kind, a, b) once per count it raises. `fix`: the
+    caller's is_counted_fix, when it has it."""
     out: list[tuple[str, str, str]] = []
-    if 0 < len(names) <= kinds.MAX_FILES:  # co-change: bulk commits are no evidence
+    kind = [kinds.classify(f) for f in names]
+    small = len(names) <= kinds.MAX_FILES
+    if names and small:  # co-change: bulk commits are no evidence
         out.append(("usable", "", ""))
-        comps = sorted({kinds.changelog_key(f) for f in names if kinds.is_changelog(f)})
-        areas = sorted({kinds.area(f) for f in names if kinds.is_code(f) and "/" in f})
+        comps = sorted({k.companion for k in kind if k.changelog})
+        areas = sorted({k.area for f, k in zip(names, kind, strict=True) if k.code and "/" in f})
         out += [("comp", c, "") for c in comps]
         out += [("area", a, "") for a in areas]
         out += [("comp_area", c, a) for c in comps for a in areas]
-        plain = sorted({f for f in names if not kinds.is_changelog(f)})
+        plain = sorted({f for f, k in zip(names, kind, strict=True) if not k.changelog})
         out += [("file", f, "") for f in plain]
         if len(plain) <= kinds.MAX_PAIR_FILES:
             out += [("pair", a, b) for i, a in enumerate(plain) for b in plain[i + 1 :]]
-    has_test = any(kinds.is_test(f) for f in names)
-    for a in sorted({kinds.area(f) for f in names if kinds.is_code(f)}):
+    tests = sorted({f for f, k in zip(names, kind, strict=True) if k.test})
+    for a in sorted({k.area for k in kind if k.code}):
         out.append(("touched", a, ""))
-        if has_test:
+        if tests:
             out.append(("tested", a, ""))
-    out += [("test", f, "") for f in sorted({f for f in names if kinds.is_test(f)})]
-    if len(names) <= kinds.MAX_FILES:
-        out += [("tested_by", code, test) for code, test in kinds.tested_module(names)]
-        if kinds.is_fix(subject):
-            out += [("fix", f, "") for f in names if kinds.is_code(f)]
+    out += [("test", f, "") for f in tests]
+    if small:
+        if tests:
+            out += [("tested_by", code, test) for code, test in kinds.tested_module(names)]
+        if counted_fix(subject, names) if fix is None else fix:
+            out += [("fix", f, "") for f, k in zip(names, kind, strict=True) if k.code]
     return out
+
+
+def counted_fix(subject: str, names: tuple[str, ...]) -> bool:
+    """A fix the hot spots count: a fix's subject, and not a bulk commit."""
+    return len(names) <= kinds.MAX_FILES and kinds.is_fix(subject)
 
 
 # --------------------------------------------------------------------------- what it reads
@@ -636,17 +653,21 @@ class View:
         ).fetchone()
         return str(row[0]) if row else None
 
-    def committed(self, paths: Iterable[str]) -> dict[str, str]:
-        """The commit dates (front matter `committed`) of the notes at these paths it holds."""
-        out: dict[str, str] = {}
+    def dates(self, paths: Iterable[str]) -> dict[str, int]:
+        """The commit dates (Unix seconds) of the notes at these paths it holds and knows."""
+        out: dict[str, int] = {}
         wanted = list(paths)
+        if len(wanted) > 20_000:  # most of them: one pass beats an index look-up each
+            wanted_set = set(wanted)
+            rows = self._conn.execute("SELECT path, when_ FROM notes WHERE when_ != 0")
+            return {str(p): int(w) for p, w in rows if p in wanted_set}
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for path, when in self._conn.execute(
-                f"SELECT path, committed FROM notes WHERE path IN ({marks})", chunk
+                f"SELECT path, when_ FROM notes WHERE when_ != 0 AND path IN ({marks})", chunk
             ):
-                out[str(path)] = str(when)
+                out[str(path)] = int(when)
         return out
 
 
@@ -931,7 +952,11 @@ def _read_notes(cwd: Path, blobs: Mapping[str, str]) -> Iterator[Note | None]:
 # --------------------------------------------------------------------------- filling it
 
 
-def _row(note: Note, depth: int, *, past: bool, counted: bool) -> tuple[object, ...]:
+def _row(
+    note: Note, depth: int, *, past: bool, counted: bool, fix: bool | None = None
+) -> tuple[object, ...]:
+    if fix is None:
+        fix = counted_fix(note.subject, note.names)
     return (
         note.path,
         note.sha,
@@ -946,10 +971,9 @@ def _row(note: Note, depth: int, *, past: bool, counted: bool) -> tuple[object, 
         _files_key(note.files),
         len(note.names),
         sum(1 for f in note.names if kinds.is_test(f)),
-        int(len(note.names) <= kinds.MAX_FILES and kinds.is_fix(note.subject)),
+        int(fix),
         _hash(note.copy_key),
         note.when,
-        note.committed,
         depth,
         note.branch,
         note.worktree,
@@ -961,7 +985,8 @@ def _row(note: Note, depth: int, *, past: bool, counted: bool) -> tuple[object, 
     )
 
 
-_INSERT = f"INSERT INTO notes ({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 25)})"
+_INSERT = f"INSERT INTO notes ({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 24)})"
+_INSERT_ID = f"INSERT INTO notes (id, {_NOTE_COLUMNS}) VALUES ({', '.join('?' * 25)})"
 
 
 def _insert(conn: sqlite3.Connection, note: Note, depth: int, *, past: bool) -> int:
@@ -1012,21 +1037,23 @@ def _fill(conn: sqlite3.Connection, notes: list[Note], cutoff: int | None) -> No
         if old is None or mine > (old.when, depth[old.sha], old.sha):
             winners[note.copy_key] = note
     counted = {id(n) for n in winners.values()}
+    fixes = [counted_fix(n.subject, n.names) for n in record]
     conn.executemany(
-        _INSERT,
-        (_row(n, depth[n.sha], past=False, counted=id(n) in counted) for n in record),
+        _INSERT_ID,
+        (
+            (i, *_row(n, depth[n.sha], past=False, counted=id(n) in counted, fix=fixes[i - 1]))
+            for i, n in enumerate(record, 1)
+        ),
     )
     past = [n for n in notes if cutoff is not None and n.when < cutoff]
     conn.executemany(_INSERT, (_row(n, 0, past=True, counted=False) for n in past))
-    ids = {str(p): int(i) for i, p in conn.execute("SELECT id, path FROM notes WHERE past = 0")}
     counts: Counter[tuple[str, str, str]] = Counter()
-    parents = [(_hash(p),) for n in record for p in n.parents]
+    parents = [(_sha_key(p),) for n in record for p in n.parents]
     files: list[tuple[int, str]] = []
-    for note in record:
-        note_id = ids[note.path]
+    for note_id, note in enumerate(record, 1):
         if id(note) in counted:
             names = note.names
-            counts.update(contributions(note.subject, names))
+            counts.update(contributions(note.subject, names, fixes[note_id - 1]))
             files += [(note_id, f) for f in sorted(set(names))]
     conn.executemany("INSERT INTO parents VALUES (?)", parents)
     conn.executemany(
@@ -1056,7 +1083,7 @@ class _Counting:
         if conn.execute("SELECT 1 FROM notes WHERE sha = ? LIMIT 1", (note.sha,)).fetchone():
             raise _Rebuild(f"two notes name commit {note.sha[:12]}")
         if conn.execute(
-            "SELECT 1 FROM parents WHERE parent = ? LIMIT 1", (_hash(note.sha),)
+            "SELECT 1 FROM parents WHERE parent = ? LIMIT 1", (_sha_key(note.sha),)
         ).fetchone():
             raise _Rebuild("a note came in for an ancestor of noted commits")
         depth = 1
@@ -1067,7 +1094,7 @@ class _Counting:
             ).fetchone()
             depth = 1 + int(row[0] or 0)
         _insert(conn, note, depth, past=False)
-        conn.executemany("INSERT INTO parents VALUES (?)", [(_hash(p),) for p in note.parents])
+        conn.executemany("INSERT INTO parents VALUES (?)", [(_sha_key(p),) for p in note.parents])
         conn.executemany(
             "INSERT INTO replaced VALUES (?, ?, ?)",
             [(r, note.sha, note.path) for r in note.replaces],

@@ -86,11 +86,11 @@ def unread_items(
     vault: Vault,
     since: str | None,
     tip: str,
-    committed: Callable[[list[str]], Mapping[str, str]],
+    dates: Callable[[list[str]], Mapping[str, int]],
 ) -> list[Item]:
     """The items at `tip` that were not at `since` (None: every item at `tip`), forgotten
     ones aside, for a merger that reads the mined history instead of the notes (the builtin
-    one): notes are not read — an item says only its path and, when `committed` (the mined
+    one): notes are not read — an item says only its path and, when `dates` (the mined
     history's) knows it, its commit's date; else its date folder's. Sessions are read."""
     if since is None:
         listed = gitcmd.ls_tree(
@@ -104,7 +104,7 @@ def unread_items(
         paths = [p for p, old, new in vault.git.diff_files(since, tip) if old is None and new]
     tombs = cites.forgotten(vault, tip)
     paths = [p for p in paths if layout.is_item(p) and not cites.path_is_buried(p, tombs)]
-    dates = committed([p for p in paths if layout.note_sha(p)])
+    known = dates([p for p in paths if layout.note_sha(p)])
     out: list[Item] = []
     for path in paths:
         sha = layout.note_sha(path)
@@ -114,8 +114,8 @@ def unread_items(
                 out.append(item)
             continue
         meta: dict[str, object] = {"kind": "note"}
-        if path in dates:
-            meta["committed"] = dates[path]
+        if path in known:
+            meta["committed"] = datetime.fromtimestamp(known[path], tz=UTC).isoformat()
         out.append(Item("note", f"c:{sha[:7]}", path, tip, folder_time(path), "", meta))
     return out
 

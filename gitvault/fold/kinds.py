@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 MAX_PAIR_FILES = 12  # a commit touching more files says little about which belong together
 MAX_FILES = 40  # bulk commits (reformatting, vendoring) are not evidence of anything
@@ -109,6 +110,28 @@ def is_code(path: str) -> bool:
     if is_test(path) or is_changelog(path) or is_doc(path):
         return False
     return "/" in path or not _NOT_CODE.match(path)
+
+
+class PathKind(NamedTuple):
+    """What a path is, as counting asks it (one cached look-up for all of it)."""
+
+    test: bool
+    changelog: bool
+    code: bool
+    area: str
+    companion: str  # what a changelog file is counted as (changelog_key)
+
+
+@lru_cache(maxsize=65536)
+def classify(path: str) -> PathKind:
+    changelog = is_changelog(path)
+    return PathKind(
+        is_test(path),
+        changelog,
+        is_code(path),
+        area(path),
+        changelog_key(path) if changelog else "",
+    )
 
 
 def stem(name: str) -> str:

@@ -378,7 +378,7 @@ def _waiting(
         # counted, never read (the mined history reads each new note once).
         view = mined.view()
         since = backlog.start if backlog else mark
-        return view.mark, items.unread_items(vault, since, view.mark, view.committed), []
+        return view.mark, items.unread_items(vault, since, view.mark, view.dates), []
     read_tip = vault.require_tip()
     fresh = items.new_items(vault, mark, read_tip)
     old = items.new_items(vault, backlog.start, backlog.end) if backlog else []

@@ -46,11 +46,11 @@ def test_an_offline_fold_counts_what_is_new_without_reading_a_note(repo: Repo) -
     tip = vault.require_tip()
     asked: list[list[str]] = []
 
-    def committed(paths: list[str]) -> dict[str, str]:
+    def dates(paths: list[str]) -> dict[str, int]:
         asked.append(sorted(paths))
-        return {paths[0]: "2025-06-15T12:00:00+00:00"}
+        return {paths[0]: int(datetime(2025, 6, 15, 12, tzinfo=UTC).timestamp())}
 
-    new = items_mod.unread_items(vault, mark, tip, committed)
+    new = items_mod.unread_items(vault, mark, tip, dates)
     assert sorted(i.path for i in new) == sorted(second) == asked[0]
     assert all(i.kind == "note" and i.text == "" for i in new)  # counted, not read
     dated = {i.path: i.when for i in new}
