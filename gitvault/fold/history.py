@@ -867,9 +867,7 @@ class History:
         entries = gitcmd.ls_tree(self.cwd, tip, [layout.NOTES + "/"], recursive=True)
         listed = {e.path: e.oid for e in entries if not e.is_dir and layout.note_sha(e.path)}
         kept = {p: oid for p, oid in listed.items() if scope.keeps(p)}
-        notes = [n for n in _read_notes(self.cwd, _within_horizon(kept, settings)) if n]
-        newest = max((n.when for n in notes), default=0)
-        cutoff = settings.cutoff(newest)
+        notes = _read_notes(self.cwd, _within_horizon(kept, settings))
         tmp = self.path.with_name(f".{statedir.MINED}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         try:
@@ -879,7 +877,7 @@ class History:
                 conn.execute("BEGIN IMMEDIATE")
                 shas = sorted({s for p in listed if (s := layout.note_sha(p))})
                 conn.executemany("INSERT INTO present VALUES (?)", [(s,) for s in shas])
-                _fill(conn, notes, cutoff)
+                newest, cutoff = _fill(conn, notes, settings)
                 conn.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
                     [
@@ -994,15 +992,101 @@ def _insert(conn: sqlite3.Connection, note: Note, depth: int, *, past: bool) -> 
     return int(cursor.lastrowid or 0)
 
 
-def _ever(note: Note) -> set[str]:
+def _ever(files: Iterable[str]) -> set[str]:
+    """The paths a note's file list names (both names of a rename)."""
     out: set[str] = set()
-    for f in note.files:
+    for f in files:
         renamed = kinds.split_rename(f)
         out.update(renamed if renamed else (f,))
     return out
 
 
-def _depths(notes: list[Note]) -> dict[str, int]:
+class _Brief(NamedTuple):
+    """What a rebuild keeps of each note while it reads the others (the rest is in the file)."""
+
+    id: int
+    sha: str
+    when: int
+    parents: tuple[str, ...]
+    replaces: tuple[str, ...]
+    merge: bool
+    copy_key: str
+
+
+def _fill(
+    conn: sqlite3.Connection, notes: Iterable[Note | None], settings: Settings
+) -> tuple[int, int | None]:
+    """A rebuild's content, streamed: every note is written as it is read, and only a brief of
+    each is kept; then the horizon, the depths, the counted copies and the counts. Returns
+    (the newest note's date, the horizon's cutoff)."""
+    briefs: list[_Brief] = []
+    rows: list[tuple[object, ...]] = []
+    for note in notes:
+        if note is None:
+            continue
+        fix = counted_fix(note.subject, note.names)
+        brief = _Brief(
+            len(briefs) + 1,
+            note.sha,
+            note.when,
+            note.parents,
+            note.replaces,
+            note.merge,
+            note.copy_key,
+        )
+        briefs.append(brief)
+        rows.append((brief.id, *_row(note, 0, past=False, counted=False, fix=fix)))
+        if len(rows) >= READ_CHUNK:
+            conn.executemany(_INSERT_ID, rows)
+            rows.clear()
+    conn.executemany(_INSERT_ID, rows)
+    newest = max((b.when for b in briefs), default=0)
+    cutoff = settings.cutoff(newest)
+    if cutoff is not None:
+        conn.execute("UPDATE notes SET past = 1 WHERE when_ < ?", (cutoff,))
+    record = [b for b in briefs if cutoff is None or b.when >= cutoff]
+    depth = _depths(record)
+    replaced = {r for b in record for r in b.replaces}
+    winners: dict[str, _Brief] = {}
+    for brief in record:
+        if brief.merge or brief.sha in replaced:
+            continue
+        old = winners.get(brief.copy_key)
+        mine = (brief.when, depth[brief.sha], brief.sha)
+        if old is None or mine > (old.when, depth[old.sha], old.sha):
+            winners[brief.copy_key] = brief
+    counted = {b.id for b in winners.values()}
+    conn.executemany(
+        "UPDATE notes SET depth = ?, counted = ? WHERE id = ?",
+        ((depth[b.sha], int(b.id in counted), b.id) for b in record),
+    )
+    conn.executemany(
+        "INSERT INTO parents VALUES (?)", ((_sha_key(p),) for b in record for p in b.parents)
+    )
+    conn.executemany(
+        "INSERT INTO replaced SELECT ?, sha, path FROM notes WHERE id = ?",
+        ((r, b.id) for b in record for r in b.replaces),
+    )
+    del briefs, record, winners
+    counts: Counter[tuple[str, str, str]] = Counter()
+    files: list[tuple[int, str]] = []
+    ever: set[str] = set()
+    for note_id, subject, listed, fix, is_counted in conn.execute(
+        "SELECT id, subject, files, fix, counted FROM notes WHERE past = 0"
+    ):
+        raw = _split(listed)
+        ever |= _ever(raw)
+        if is_counted:
+            names = tuple(kinds.current_name(f) for f in raw)
+            counts.update(contributions(str(subject), names, bool(fix)))
+            files += [(int(note_id), f) for f in sorted(set(names))]
+    conn.executemany("INSERT INTO files VALUES (?, ?)", files)
+    conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)", [(*k, n) for k, n in counts.items()])
+    conn.executemany("INSERT INTO ever VALUES (?)", [(p,) for p in sorted(ever)])
+    return newest, cutoff
+
+
+def _depths(notes: Iterable[_Brief | Note]) -> dict[str, int]:
     """Each noted commit's depth in the ancestry the notes record (parents first)."""
     parents = {n.sha: list(n.parents) for n in notes}
     depth: dict[str, int] = {}
@@ -1020,50 +1104,6 @@ def _depths(notes: list[Note]) -> dict[str, int]:
             depth[sha] = 1 + max((depth[p] for p in parents[sha] if p in parents), default=0)
             stack.pop()
     return depth
-
-
-def _fill(conn: sqlite3.Connection, notes: list[Note], cutoff: int | None) -> None:
-    """A rebuild's content: every note read; the record (those within the horizon), its
-    counted commits and their counts."""
-    record = [n for n in notes if cutoff is None or n.when >= cutoff]
-    depth = _depths(record)
-    replaced = {r for n in record for r in n.replaces}
-    winners: dict[str, Note] = {}
-    for note in record:
-        if note.merge or note.sha in replaced:
-            continue
-        old = winners.get(note.copy_key)
-        mine = (note.when, depth[note.sha], note.sha)
-        if old is None or mine > (old.when, depth[old.sha], old.sha):
-            winners[note.copy_key] = note
-    counted = {id(n) for n in winners.values()}
-    fixes = [counted_fix(n.subject, n.names) for n in record]
-    conn.executemany(
-        _INSERT_ID,
-        (
-            (i, *_row(n, depth[n.sha], past=False, counted=id(n) in counted, fix=fixes[i - 1]))
-            for i, n in enumerate(record, 1)
-        ),
-    )
-    past = [n for n in notes if cutoff is not None and n.when < cutoff]
-    conn.executemany(_INSERT, (_row(n, 0, past=True, counted=False) for n in past))
-    counts: Counter[tuple[str, str, str]] = Counter()
-    parents = [(_sha_key(p),) for n in record for p in n.parents]
-    files: list[tuple[int, str]] = []
-    for note_id, note in enumerate(record, 1):
-        if id(note) in counted:
-            names = note.names
-            counts.update(contributions(note.subject, names, fixes[note_id - 1]))
-            files += [(note_id, f) for f in sorted(set(names))]
-    conn.executemany("INSERT INTO parents VALUES (?)", parents)
-    conn.executemany(
-        "INSERT INTO replaced VALUES (?, ?, ?)",
-        [(r, n.sha, n.path) for n in record for r in n.replaces],
-    )
-    conn.executemany("INSERT INTO files VALUES (?, ?)", files)
-    conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)", [(*k, n) for k, n in counts.items()])
-    ever = sorted({p for n in record for p in _ever(n)})
-    conn.executemany("INSERT INTO ever VALUES (?)", [(p,) for p in ever])
 
 
 class _Counting:
@@ -1099,7 +1139,7 @@ class _Counting:
             "INSERT INTO replaced VALUES (?, ?, ?)",
             [(r, note.sha, note.path) for r in note.replaces],
         )
-        conn.executemany("INSERT OR IGNORE INTO ever VALUES (?)", [(p,) for p in _ever(note)])
+        conn.executemany("INSERT OR IGNORE INTO ever VALUES (?)", [(p,) for p in _ever(note.files)])
         keys = set() if note.merge else {note.copy_key}
         for old in note.replaces:
             rows = conn.execute(
