@@ -31,11 +31,11 @@ from measures.common import Context, NoteProbe, install, state_dir
 def _hold_drain_lock(repo: Path) -> Iterator[None]:
     """Stand in for a running drainer: hold drain.lock and publish our pid in drain.pid, so the
     shims spool lines but start no drainer and nothing is drained early."""
-    from gitvault.notes.drain import LOCK_FILE, PID_FILE
+    from gitvault.vault.statedir import DRAIN_LOCK, DRAIN_PID
 
     state = state_dir(repo)
-    fd = os.open(state / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    pid_file = state / PID_FILE
+    fd = os.open(state / DRAIN_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    pid_file = state / DRAIN_PID
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         pid_file.write_text(str(os.getpid()))
