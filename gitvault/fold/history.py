@@ -864,9 +864,14 @@ class History:
         keeps reading it until it closes it)."""
         self.rebuilt = reason
         scope = _Scope(self.loc, self.vault, tip)
-        entries = gitcmd.ls_tree(self.cwd, tip, [layout.NOTES + "/"], recursive=True)
-        listed = {e.path: e.oid for e in entries if not e.is_dir and layout.note_sha(e.path)}
-        kept = {p: oid for p, oid in listed.items() if scope.keeps(p)}
+        present: set[str] = set()
+        kept: dict[str, str] = {}
+        for entry in gitcmd.ls_tree(self.cwd, tip, [layout.NOTES + "/"], recursive=True):
+            sha = None if entry.is_dir else layout.note_sha(entry.path)
+            if sha:
+                present.add(sha)
+                if scope.keeps(entry.path):
+                    kept[entry.path] = entry.oid
         notes = _read_notes(self.cwd, _within_horizon(kept, settings))
         tmp = self.path.with_name(f".{statedir.MINED}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
@@ -875,8 +880,8 @@ class History:
                 conn.execute("PRAGMA synchronous=OFF")  # a torn file is never renamed in
                 conn.executescript(_DDL)
                 conn.execute("BEGIN IMMEDIATE")
-                shas = sorted({s for p in listed if (s := layout.note_sha(p))})
-                conn.executemany("INSERT INTO present VALUES (?)", [(s,) for s in shas])
+                conn.executemany("INSERT INTO present VALUES (?)", ((s,) for s in sorted(present)))
+                del present
                 newest, cutoff = _fill(conn, notes, settings)
                 conn.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
@@ -925,11 +930,11 @@ def _same_horizon(meta: Mapping[str, str], settings: Settings, newest: int | Non
     return meta.get("cutoff") == str(settings.cutoff(latest))
 
 
-def _within_horizon(blobs: Mapping[str, str], settings: Settings) -> dict[str, str]:
+def _within_horizon(blobs: Mapping[str, str], settings: Settings) -> Mapping[str, str]:
     """The notes a rebuild reads: with a horizon, not those in date folders older than it
     (they are past it whatever they hold; read, they would only be counted out)."""
     if settings.horizon_days <= 0 or not blobs:
-        return dict(blobs)
+        return blobs
     days = {p: folder_time(p) // DAY for p in blobs}
     newest = max(max(days.values()), settings.newest_session // DAY)
     first = newest - settings.horizon_days - 2
@@ -1080,6 +1085,9 @@ def _fill(
             names = tuple(kinds.current_name(f) for f in raw)
             counts.update(contributions(str(subject), names, bool(fix)))
             files += [(int(note_id), f) for f in sorted(set(names))]
+            if len(files) >= READ_CHUNK:
+                conn.executemany("INSERT INTO files VALUES (?, ?)", files)
+                files.clear()
     conn.executemany("INSERT INTO files VALUES (?, ?)", files)
     conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)", [(*k, n) for k, n in counts.items()])
     conn.executemany("INSERT INTO ever VALUES (?)", [(p,) for p in sorted(ever)])
