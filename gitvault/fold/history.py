@@ -1238,6 +1238,17 @@ def _parents_first(notes: list[Note]) -> list[Note]:
     return out
 
 
+def drop(loc: Location) -> None:
+    """Delete the cache (after a redaction: the old text must not linger in it); the next
+    fold or verify builds it from the rewritten vault."""
+    lock = statedir.path(loc, statedir.MINED_LOCK)
+    if not lock.parent.is_dir():
+        return
+    with file_lock(lock, block=True, timeout=LOCK_TIMEOUT):
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            statedir.path(loc, f"{statedir.MINED}{suffix}").unlink(missing_ok=True)
+
+
 # --------------------------------------------------------------------------- for a fold, verify
 
 

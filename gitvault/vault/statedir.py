@@ -152,7 +152,8 @@ def agent_file(agent: str, what: str) -> str:
 # Not rewritten by replace_text: caches dropped and rebuilt whole instead (bytes replaced in an
 # SQLite file would corrupt it), the launcher, the scratch repositories of fetches, and the
 # files an flock is held on (they name a holder, never vault text).
-_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", CHAINED_HOOKS, SYNC_INCOMING)
+# SQLite caches are dropped and rebuilt by a redaction, never edited as bytes (MINED: fold/history)
+_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, MINED, "bin", CHAINED_HOOKS, SYNC_INCOMING)
 _HELD_SUFFIXES = (".lock", ".lease", ".pid")
 REPLACE_LIMIT = 64 * 1024 * 1024
 
