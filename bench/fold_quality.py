@@ -387,7 +387,7 @@ def sessions_only(root: Path) -> Scenario:
 def score(scenario: Scenario, merger: str) -> dict[str, object]:
     from gitvault.fold.builtin import tokens
     from gitvault.fold.digest import citations, is_marker, parse
-    from gitvault.fold.run import SourceIndex, load_config
+    from gitvault.fold.run import Mined, load_config
     from gitvault.resolve import resolve
     from gitvault.vault import layout
     from gitvault.vault.store import Vault
@@ -410,12 +410,12 @@ def score(scenario: Scenario, merger: str) -> dict[str, object]:
 
     kept = [(spec[0], bool(re.search(spec[1], where(spec), re.M))) for spec in scenario.keep]
     gone = [(spec[0], not re.search(spec[1], where(spec), re.M)) for spec in scenario.gone]
-    index = SourceIndex(vault)
-    bad_cites = [
-        ln
-        for ln in lines
-        if not citations(ln) or not all(index.exists(k, v) for k, v in citations(ln))
-    ]
+    with Mined(vault.loc, vault, config) as index:  # which citations exist, as the fold asks
+        bad_cites = [
+            ln
+            for ln in lines
+            if not citations(ln) or not all(index.exists(k, v) for k, v in citations(ln))
+        ]
     words = [tokens(re.sub(r"\([cs]:[^)]*\)\s*$", "", ln)) for ln in lines]
     # a duplicate: two lines saying the same (most words shared; templated lines about
     # different files or branches differ in those words)

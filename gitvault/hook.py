@@ -81,7 +81,7 @@ def _leave_gits_group() -> None:
 def _fold(args: list[str]) -> int:
     """The detached fold (SessionEnd, `gitvault fold --background`): fold, then patch."""
     from gitvault.agents.agentfiles import fold_and_patch
-    from gitvault.errors import GitvaultError
+    from gitvault.errors import Busy, GitvaultError
     from gitvault.fold.run import FoldOptions
     from gitvault.resolve import resolve
     from gitvault.vault.locking import log_failure
@@ -101,6 +101,8 @@ def _fold(args: list[str]) -> int:
         records.written(loc)  # a session end's record first: the fold reads up to it
         result = fold_and_patch(loc, opts, say=lambda line: print(line, flush=True)).result
         print(result.summary(), flush=True)
+    except Busy as exc:  # another fold holds the lease: it folds what this one would have
+        print(f"fold: nothing done: {exc.message}", flush=True)
     except GitvaultError as exc:
         log_failure(loc.state_dir, f"background fold failed: {exc.message}")
     except Exception as exc:  # noqa: BLE001 - a background job logs, never raises

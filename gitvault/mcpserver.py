@@ -195,14 +195,11 @@ class Memory:
         return f"saved {saved.path} ({saved.commit[:7]}){extra}"
 
     def tool_verify_line(self, args: dict[str, Any]) -> str:
-        from gitvault.fold import truth, verify
-        from gitvault.vault.store import Vault
+        from gitvault.fold import verify
 
-        vault = Vault(self.loc)
-        vault.check_format()
         line = " ".join(str(args["line"]).split())
         line = line if line.startswith("- ") else f"- {line}"
-        check = truth.check_line("", line, verify.ground_for(self.loc, vault))
+        check = verify.check_line(self.loc, line)
         reasons = "; ".join(check.reasons)
         return f"{check.status}" + (f": {reasons}" if reasons else "")
 

@@ -31,11 +31,11 @@ from measures.common import Context, NoteProbe, install, state_dir
 def _hold_drain_lock(repo: Path) -> Iterator[None]:
     """Stand in for a running drainer: hold drain.lock and publish our pid in drain.pid, so the
     shims spool lines but start no drainer and nothing is drained early."""
-    from gitvault.notes.drain import LOCK_FILE, PID_FILE
+    from gitvault.vault.statedir import DRAIN_LOCK, DRAIN_PID
 
     state = state_dir(repo)
-    fd = os.open(state / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    pid_file = state / PID_FILE
+    fd = os.open(state / DRAIN_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    pid_file = state / DRAIN_PID
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         pid_file.write_text(str(os.getpid()))
@@ -103,18 +103,20 @@ def bench_drain(ctx: Context) -> list[Row]:
     t_bare = timed_git(["rebase", "-q", "main"], base)
     with _hold_drain_lock(hooked):
         t_held = timed_git(["rebase", "-q", "main"], hooked)
-    kinds = _spool_kinds(hooked)
-    new_shas = git_out(["rev-list", "--reverse", "main..topic"], hooked).split()
-    if len(new_shas) != n:
-        raise RuntimeError(f"rebase produced {len(new_shas)} commits, expected {n}")
-    inproc = ctx.box.repo_dir("rebase-inproc")
-    shutil.copytree(hooked, inproc, symlinks=True)
-    copies = [hooked]
-    for i in range(1, ctx.sizes.repeats):
-        copy = ctx.box.repo_dir(f"rebase-held-{i}")
-        shutil.copytree(hooked, copy, symlinks=True)
-        copies.append(copy)
-    before = count_notes(hooked)
+        kinds = _spool_kinds(hooked)
+        new_shas = git_out(["rev-list", "--reverse", "main..topic"], hooked).split()
+        if len(new_shas) != n:
+            raise RuntimeError(f"rebase produced {len(new_shas)} commits, expected {n}")
+        # The copies are taken while the lock is held: a drainer the shims started waits for
+        # it, and drains `hooked` itself the moment it is released.
+        inproc = ctx.box.repo_dir("rebase-inproc")
+        shutil.copytree(hooked, inproc, symlinks=True)
+        copies = []
+        for i in range(ctx.sizes.repeats):
+            copy = ctx.box.repo_dir(f"rebase-held-{i}")
+            shutil.copytree(hooked, copy, symlinks=True)
+            copies.append(copy)
+    before = count_notes(copies[0])
 
     ctx.say(f"drain: timing the drainer on the spooled lines ({len(copies)} identical copies)")
     drain_times: list[float] = []

@@ -9,6 +9,7 @@ import typer
 from gitvault.agents import agentfiles
 from gitvault.commands.common import emit_json, err, location, out
 from gitvault.errors import GitvaultError, Refused
+from gitvault.fold import history as mined_history
 from gitvault.memory import forget as forget_mod
 from gitvault.memory import pins as pins_mod
 from gitvault.memory import ready
@@ -194,9 +195,11 @@ def redact(
     if done is None:
         out.print("nothing changed")
         return
-    # The per-path index holds text of the old history: gone now, rebuilt from the new one.
+    # The per-path index and the mined history hold text of the old history: gone now, rebuilt
+    # from the new one (the mined history by the verify just below).
     index_mod.PathIndex(loc).drop()
     index_mod.update_quietly(loc)
+    mined_history.drop(loc)
     # The agent files' sections and verify.json quote the digest: taken again from the new one.
     agentfiles.after_history_change(loc)
     ready.after_change(loc)  # the recall block, from the new history

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from gitvault.fold import digest as digest_mod
 from gitvault.fold import mine
 from gitvault.fold.digest import Digest
+from gitvault.fold.history import View
 from gitvault.fold.items import Item
 from gitvault.fold.merger import MergeContext, MergerFailed
 from gitvault.fold.mine import Fact
@@ -198,7 +199,7 @@ def _newest_first(sessions: list[_Session], *names: str) -> list[Fact]:
     return out
 
 
-def _open_steps(sessions: list[_Session], commits: list[mine.Commit]) -> list[Fact]:
+def _open_steps(sessions: list[_Session], mined: View) -> list[Fact]:
     """The newest session of every branch: its next steps, in written order, minus the ones
     a later commit or session shows as done. Newest branch first; labelled when several."""
     newest: dict[str, _Session] = {}
@@ -210,9 +211,7 @@ def _open_steps(sessions: list[_Session], commits: list[mine.Commit]) -> list[Fa
     out: list[Fact] = []
     for session in ordered:
         evidence: list[frozenset[str]] = [
-            tokens(f"{c.subject} {c.body.splitlines()[0] if c.body else ''}")
-            for c in commits
-            if c.when > session.when
+            tokens(f"{c.subject} {c.first_line}") for c in mined.since(session.when)
         ]
         for later in sessions:
             if later.when > session.when or (later.when == session.when and later is not session):
@@ -270,12 +269,12 @@ def _carried_fact(line: str) -> Fact:
 
 
 def builtin_merge(
-    current: Digest, history: list[Item], config: VaultConfig, ground: Ground
+    current: Digest, saved: list[Item], mined: View, config: VaultConfig, ground: Ground
 ) -> tuple[Digest, str | None]:
-    """The digest of everything in `history`; and which model's lines were carried, if any."""
-    sessions = _sessions(history)
+    """The digest of every session `saved` and the mined history of the notes; and which
+    model's lines were carried, if any."""
+    sessions = _sessions(saved)
     manual = [s for s in sessions if s.mode != "auto"]
-    found = mine.commits(history)
     now = mine.Now(ground)
     carried = _carried(current, config)
     cats = [_Category() for _ in range(6)]
@@ -289,7 +288,7 @@ def builtin_merge(
         cats[CONVENTIONS].add(fact)
     for fact in _newest_first(manual, "architecture", "design"):
         cats[ARCHITECTURE].add(fact, against=cats[DECISIONS].words())
-    for fact in _open_steps(manual, found):
+    for fact in _open_steps(manual, mined):
         cats[NEXT].add(fact)
     for fact in _session_state(sessions):
         cats[STATE].add(fact)
@@ -298,21 +297,21 @@ def builtin_merge(
         for line in lines:
             cats[slot].add(_carried_fact(line))
     said = [w for cat in cats for f, w in cat.facts if f.keep_text]
-    mined: list[tuple[int, list[Fact]]] = [
-        (DECISIONS, mine.breaking(found, now)),
+    found: list[tuple[int, list[Fact]]] = [
+        (DECISIONS, mine.breaking(mined, now)),
         (
             CONVENTIONS,
             [
-                *mine.message_style(found, now),
-                *mine.tests_layout(found, now),
-                *mine.co_changes(found, now),
+                *mine.message_style(mined, now),
+                *mine.tests_layout(mined, now),
+                *mine.co_changes(mined, now),
             ],
         ),
-        (GOTCHAS, [*mine.reverts(found, ground), *mine.hot_spots(found, now)]),
-        (STATE, [*mine.activity(found, now), *mine.release(found, ground)]),
-        (ARCHITECTURE, mine.layout_facts(found, now)),
+        (GOTCHAS, [*mine.reverts(mined, ground), *mine.hot_spots(mined, now)]),
+        (STATE, [*mine.activity(mined, now), *mine.release(ground)]),
+        (ARCHITECTURE, mine.layout_facts(mined, now)),
     ]
-    for slot, facts in mined:
+    for slot, facts in found:
         for fact in facts:
             if not _outranked(fact, said):
                 cats[slot].add(fact)
@@ -350,11 +349,11 @@ class BuiltinMerger:
         config: VaultConfig,
         ctx: MergeContext,
     ) -> tuple[Digest, int]:
-        history = ctx.history() or batch
         ground = ctx.ground()
-        if ground is None:
+        mined = ctx.mined()
+        if ground is None or mined is None:
             raise MergerFailed("the builtin merger mines history: it needs the repository")
-        new, base = builtin_merge(current, history, config, ground)
+        new, base = builtin_merge(current, ctx.sessions(), mined, config, ground)
         if base:
             new.meta["base_merger"] = base
         digest_mod.check_citations(new, ctx.exists)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites, sections
-from gitvault.vault import frontmatter, layout
+from gitvault.vault import frontmatter, gitcmd, layout
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.objects import VaultCommit
 from gitvault.vault.store import Vault
@@ -68,9 +69,8 @@ def _parse_item(path: str, raw: str, commit: str, time: int) -> Item | None:
     return None
 
 
-def items_at(vault: Vault, at: str, *, max_notes: int | None = None) -> list[Item]:
-    """Every session and the newest notes (by their date folders; at most max_notes) in the
-    vault's tree at commit `at`: what a digest written at `at` can know. Order: as listed."""
+def sessions_at(vault: Vault, at: str) -> list[Item]:
+    """Every session in the vault's tree at commit `at` (forgotten ones aside), as listed."""
     out: list[Item] = []
     tombs = cites.forgotten(vault, at)  # `gitvault forget`: never mined again
     for name, is_dir in vault.listdir(layout.SESSIONS, at):
@@ -79,26 +79,55 @@ def items_at(vault: Vault, at: str, *, max_notes: int | None = None) -> list[Ite
             item = _read_item(vault, path, at, 0)
             if item is not None:
                 out.append(item)
-    left = max_notes  # None: every note
-    years = [y for y, is_dir in vault.listdir(layout.NOTES, at) if is_dir]
-    for year in sorted(years, reverse=True):
-        for month, _ in sorted(vault.listdir(f"{layout.NOTES}/{year}", at), reverse=True):
-            folder = f"{layout.NOTES}/{year}/{month}"
-            for day, _ in sorted(vault.listdir(folder, at), reverse=True):
-                for name, _ in vault.listdir(f"{folder}/{day}", at):
-                    # Checked per note: a day holding more notes than were left once took the
-                    # count below zero, and the whole vault was read (100k notes: 600 MB).
-                    if left is not None and left <= 0:
-                        return out
-                    path = f"{folder}/{day}/{name}"
-                    if not layout.note_sha(path) or cites.path_is_buried(path, tombs):
-                        continue
-                    item = _read_item(vault, path, at, 0)
-                    if item is not None:
-                        out.append(item)
-                        if left is not None:
-                            left -= 1
     return out
+
+
+def unread_items(
+    vault: Vault,
+    since: str | None,
+    tip: str,
+    dates: Callable[[list[str]], Mapping[str, int]],
+) -> list[Item]:
+    """The items at `tip` that were not at `since` (None: every item at `tip`), forgotten
+    ones aside, for a merger that reads the mined history instead of the notes (the builtin
+    one): notes are not read — an item says only its path and, when `dates` (the mined
+    history's) knows it, its commit's date; else its date folder's. Sessions are read."""
+    if since is None:
+        listed = gitcmd.ls_tree(
+            vault.loc.workdir or vault.loc.common_dir,
+            tip,
+            [layout.NOTES + "/", layout.SESSIONS + "/"],
+            recursive=True,
+        )
+        paths = [e.path for e in listed if not e.is_dir]
+    else:
+        paths = [p for p, old, new in vault.git.diff_files(since, tip) if old is None and new]
+    tombs = cites.forgotten(vault, tip)
+    paths = [p for p in paths if layout.is_item(p) and not cites.path_is_buried(p, tombs)]
+    known = dates([p for p in paths if layout.note_sha(p)])
+    out: list[Item] = []
+    for path in paths:
+        sha = layout.note_sha(path)
+        if sha is None:
+            item = _read_item(vault, path, tip, 0)
+            if item is not None:
+                out.append(item)
+            continue
+        meta: dict[str, object] = {"kind": "note"}
+        if path in known:
+            meta["committed"] = datetime.fromtimestamp(known[path], tz=UTC).isoformat()
+        out.append(Item("note", f"c:{sha[:7]}", path, tip, folder_time(path), "", meta))
+    return out
+
+
+def folder_time(path: str) -> int:
+    """The start of a note's date folder (notes/YYYY/MM/DD/…), Unix seconds; 0 if none."""
+    parts = path.split("/")
+    try:
+        moment = datetime(int(parts[1]), int(parts[2]), int(parts[3]), tzinfo=UTC)
+    except (IndexError, ValueError):
+        return 0
+    return int(moment.timestamp())
 
 
 def _compact_note(meta: dict[str, object], body: str) -> str:

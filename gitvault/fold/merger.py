@@ -11,6 +11,7 @@ from typing import Protocol
 
 from gitvault.errors import GitvaultError
 from gitvault.fold import digest as digest_mod
+from gitvault.fold.history import View
 from gitvault.fold.items import Item
 from gitvault.fold.truth import Ground
 from gitvault.vault.config import VaultConfig
@@ -26,8 +27,12 @@ class MergerFailed(GitvaultError):
     pass
 
 
-def _no_history() -> list[Item]:
+def _no_sessions() -> list[Item]:
     return []
+
+
+def _no_mined() -> View | None:
+    return None
 
 
 def _no_ground() -> Ground | None:
@@ -37,14 +42,15 @@ def _no_ground() -> Ground | None:
 @dataclass
 class MergeContext:
     """What a merger may consult besides the current digest and the batch: which citations
-    resolve, and (for the builtin merger, which mines history) every item the digest will
-    cover once this batch is folded and the repository as it is now (the truth model's
-    ground: HEAD's files, tags, reverts). `older`: the batch is older history than the
-    digest's facts (a recent-first fold working through its backlog), so on a conflict the
-    digest wins."""
+    resolve, and (for the builtin merger, which mines history) what the digest will cover
+    once this batch is folded — every session, and the mined history of the notes
+    (gitvault.fold.history) — and the repository as it is now (the truth model's ground:
+    HEAD's files, tags, reverts). `older`: the batch is older history than the digest's facts
+    (a recent-first fold working through its backlog), so on a conflict the digest wins."""
 
     exists: Exists
-    history: Callable[[], list[Item]] = field(default=_no_history)
+    sessions: Callable[[], list[Item]] = field(default=_no_sessions)
+    mined: Callable[[], View | None] = field(default=_no_mined)
     older: bool = False
     ground: Callable[[], Ground | None] = field(default=_no_ground)
 

@@ -227,10 +227,11 @@ class MergerFactory(Protocol):
     def __call__(self, config: VaultConfig, model: str | None, *, check: bool = True) -> Merger: ...
 
 
+BUILTIN = BuiltinMerger.name
 MERGERS: dict[str, MergerFactory] = {
     "claude": claude_merger,
     "command": command_merger,
-    "builtin": builtin_merger,
+    BUILTIN: builtin_merger,
 }
 NAMES = tuple(MERGERS)
 

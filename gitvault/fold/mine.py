@@ -10,12 +10,14 @@ activity by branch and area, the latest release (from tags, not from commit subj
 Architecture: where the code lives (top-level files count), the most-changed files.
 
 Only paths that exist at HEAD are named: a file deleted or moved years ago says nothing about
-the code now. Counts are what `git log -- <path>` shows for the path as it is named now.
+the code now. Counts are over the whole history, as `git log -- <path>` shows it for the path
+as it is named now; "recent" facts say their window.
 
-Everything here is a function of the notes it is given and of the repository's HEAD and tags,
-computed relative to the newest note's date (never the wall clock), so the same notes give the
-same facts whatever order they were folded in. Merge commits, commits a rewrite replaced
-(amend, rebase) and copies of the same change are left out before anything is counted.
+Everything here reads the mined history (gitvault.fold.history: the counted commits — no
+merge commits, no commit a rewrite replaced, one commit per change — and their counts, kept
+up to date as notes arrive) and the repository's HEAD and tags, relative to the newest
+commit's date (never the wall clock), so the same notes give the same facts whatever order
+they were folded in.
 """
 
 from __future__ import annotations
@@ -26,64 +28,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from gitvault.fold import truth
-from gitvault.fold.items import Item
+from gitvault.fold import kinds, truth
+from gitvault.fold.history import Commit, View
+from gitvault.fold.kinds import MAX_FILES, area, is_changelog, is_code, is_test
 from gitvault.vault import layout
-from gitvault.vault.notebody import parse_body
 
 DAY = 86_400
 RECENT_DAYS = 30  # "recent activity" is the 30 days up to the newest commit
 STYLE_WINDOW = 300  # commit style from the newest 300 commits
 LAYOUT_WINDOW = 600  # where the code changes: the newest 600 commits
-MAX_PAIR_FILES = 12  # a commit touching more files says little about which belong together
-MAX_FILES = 40  # bulk commits (reformatting, vendoring) are not evidence of anything
 MINED = layout.MINED_MARK  # what every mined line says of itself
-MINE_NOTES = 5000  # the builtin merger mines at most the newest this many notes
-
-# Conventional Commits' types (the specification's and the Angular convention's).
-_CC_TYPE_NAMES = "feat fix docs doc style refactor perf test tests build ci chore revert deps"
-CC_TYPES = frozenset(_CC_TYPE_NAMES.split(" "))
-_CC = re.compile(r"^([a-z]+)(\([^)]*\))?(!)?:\s", re.I)
-# `area: summary`: one to three words naming a part of the project (`t/`, `builtin/add`,
-# `doc`, `git-gui`), a colon, the summary.
-_AREA = re.compile(r"^([\w./@+*{}-]+(?:[ ,/][\w./@+*{}-]+){0,2}):\s\S")
 _PR_SUFFIX = re.compile(r"\((?:#|!)\d+\)\s*$")
-_REVERT_SUBJECT = re.compile(r'^Revert "(.+)"\s*$')
-_FIX = re.compile(
-    r"^(?:[\w./-]+(?:\([^)]*\))?!?:\s*)?(?:fix(?:es|ed|ing)?|bugfix|hotfix)\b|\bbug\s?fix"
-    r"|\bregression\b|\bcrash(?:es|ed)?\b|\bfix(?:es|ed)? (?:a |the )?(?:bug|crash|issue|error)",
-    re.I,
-)
-_TRIVIAL = re.compile(r"\b(?:typos?|spelling|whitespace|lint|comments?|wording)\b", re.I)
-_BREAKING = re.compile(r"^BREAKING[ -]CHANGE:\s*(.+)$", re.M)
 _NOT_IMPERATIVE = re.compile(r"(?:ed|ing|s)$")
-_TEST_DIRS = {"test", "tests", "__tests__", "spec", "specs", "testing", "t"}
-_TEST_NAME = re.compile(
-    r"(?:^test_.+\.py$|_test\.(?:py|go|rb|exs?)$|\.(?:test|spec)\.[cm]?[jt]sx?$|Tests?\.java$"
-    r"|_spec\.rb$|^test.*\.(?:c|cc|cpp)$)"
-)
-_CHANGELOG = re.compile(r"^(?:changes|changelog|history|news|release[-_ ]?notes)\b", re.I)
-_DOC_DIRS = {"doc", "docs", "documentation", "website", "site"}
-_CODE_ROOTS = {"src", "lib", "packages", "pkg", "apps", "crates", "cmd", "internal", "modules"}
-_NOT_CODE = re.compile(r"^(?:\..+|license.*|licence.*|copying.*|authors.*|notice.*)$", re.I)
-TOP_LEVEL = "the top level"
-
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    cite: str
-    subject: str
-    body: str
-    files: tuple[str, ...]  # as named after the commit (a rename's new name)
-    when: int
-    branch: str
-    worktree: str
-    depth: int = 0  # ancestry depth among the notes: orders commits made in the same second
-
-    @property
-    def order(self) -> tuple[int, int, str]:
-        return (self.when, self.depth, self.sha)
 
 
 @dataclass
@@ -100,148 +56,6 @@ class Fact:
 
 def day(when: int) -> str:
     return datetime.fromtimestamp(when, tz=UTC).strftime("%Y-%m-%d")
-
-
-# --------------------------------------------------------------------------- commits
-
-
-def _as_list(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
-def commits(notes: Iterable[Item]) -> list[Commit]:
-    """The project's own commits among the notes, oldest first: no merge commits (they repeat
-    their branch's commits), no commit a rewrite replaced, one commit per change (a rebased or
-    cherry-picked copy with the same subject and files counts once, the newest)."""
-    raw = [n for n in notes if n.kind == "note"]
-    depth = _depths(raw)
-    replaced: set[str] = set()
-    for note in raw:
-        replaced.update(r.lower() for r in _as_list(note.meta.get("replaces")))
-    found: dict[tuple[str, tuple[str, ...]], Commit] = {}
-    for note in raw:
-        sha = str(note.meta.get("sha") or "")
-        if len(_as_list(note.meta.get("parents"))) > 1 or sha.lower() in replaced:
-            continue
-        parsed = parse_body(note.body)
-        subject, files = parsed.subject, tuple(truth.current_name(f) for f in parsed.files)
-        commit = Commit(
-            sha=sha,
-            cite=note.cite,
-            subject=subject,
-            body=parsed.message,
-            files=files,
-            when=note.when,
-            branch=str(note.meta.get("branch") or ""),
-            worktree=str(note.meta.get("worktree") or ""),
-            depth=depth.get(sha.lower(), 0),
-        )
-        key = (subject, files)
-        old = found.get(key)
-        if old is None or commit.order > old.order:
-            found[key] = commit
-    return sorted(found.values(), key=lambda c: c.order)
-
-
-def noted(notes: Iterable[Item]) -> list[truth.Noted]:
-    """Every noted commit (merges and rewritten ones included) as the truth model reads it."""
-    raw = [n for n in notes if n.kind == "note"]
-    depth = _depths(raw)
-    out = []
-    for note in raw:
-        parsed = parse_body(note.body)
-        out.append(
-            truth.Noted(
-                sha=str(note.meta.get("sha") or "").lower(),
-                subject=parsed.subject,
-                files=parsed.files,
-                when=note.when,
-                reverts_named=tuple(truth.REVERT_BODY.findall(parsed.message)),
-                merge=len(_as_list(note.meta.get("parents"))) > 1,
-                depth=depth.get(str(note.meta.get("sha") or "").lower(), 0),
-            )
-        )
-    return out
-
-
-def record(notes: Iterable[Item]) -> truth.Record:
-    return truth.Record(noted(notes))
-
-
-def record_from_vault(loc: object, vault: object) -> truth.Record:
-    """The truth model's record of the vault's notes (the newest the builtin merger mines)."""
-    from gitvault.fold import items as items_mod
-    from gitvault.vault.store import Vault
-
-    assert isinstance(vault, Vault)
-    tip = vault.tip()
-    if tip is None:
-        return truth.Record(())
-    return record(items_mod.items_at(vault, tip, max_notes=MINE_NOTES))
-
-
-def _depths(raw: list[Item]) -> dict[str, int]:
-    """Each noted commit's depth in the ancestry the notes record (parents first)."""
-    parents = {
-        str(n.meta.get("sha") or "").lower(): [p.lower() for p in _as_list(n.meta.get("parents"))]
-        for n in raw
-    }
-    depth: dict[str, int] = {}
-    for start in parents:
-        stack = [start]
-        while stack:
-            sha = stack[-1]
-            if sha in depth:
-                stack.pop()
-                continue
-            todo = [p for p in parents[sha] if p in parents and p not in depth]
-            if todo:
-                stack.extend(todo)
-                continue
-            depth[sha] = 1 + max((depth[p] for p in parents[sha] if p in parents), default=0)
-            stack.pop()
-    return depth
-
-
-# --------------------------------------------------------------------------- paths
-
-
-def is_test(path: str) -> bool:
-    parts = path.split("/")
-    return any(p.lower() in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_NAME.search(parts[-1]))
-
-
-def is_changelog(path: str) -> bool:
-    parts = path.split("/")
-    return bool(_CHANGELOG.match(parts[-1])) or any(
-        p.lower() in ("changes", "changelog.d", "changes.d", "newsfragments", ".changeset")
-        for p in parts[:-1]
-    )
-
-
-def is_doc(path: str) -> bool:
-    parts = path.split("/")
-    return (len(parts) > 1 and parts[0].lower() in _DOC_DIRS) or parts[-1].lower().startswith(
-        "readme"
-    )
-
-
-def area(path: str) -> str:
-    """Where a file belongs: its top folder (two levels under src/, lib/, …), or itself."""
-    parts = path.split("/")
-    if len(parts) == 1:
-        return path
-    if parts[0] in _CODE_ROOTS and len(parts) > 2:
-        return f"{parts[0]}/{parts[1]}/"
-    return parts[0] + "/"
-
-
-def is_code(path: str) -> bool:
-    """Code: neither tests, changelogs nor docs; a top-level file counts (git's own *.c are
-    top-level), except dotfiles and licence texts."""
-    if is_test(path) or is_changelog(path) or is_doc(path):
-        return False
-    return "/" in path or not _NOT_CODE.match(path)
 
 
 def _pct(part: int, whole: int) -> str:
@@ -297,36 +111,26 @@ _STYLE_ABOUT = (
 )
 
 
-def subject_style(subject: str) -> str:
-    """cc (a Conventional Commits type), area (`area: summary`), capital, or other."""
-    cc = _CC.match(subject)
-    if cc and cc.group(1).lower() in CC_TYPES:
-        return "cc"
-    if _AREA.match(subject):
-        return "area"
-    return "capital" if subject[:1].isupper() else "other"
-
-
-def message_style(found: list[Commit], now: Now) -> list[Fact]:
-    recent = found[-STYLE_WINDOW:]
+def message_style(history: View, now: Now) -> list[Fact]:
+    recent = history.newest(STYLE_WINDOW)
     if len(recent) < 5:
         return []
     n = len(recent)
-    styles = Counter(subject_style(c.subject) for c in recent)
+    styles = Counter(kinds.subject_style(c.subject) for c in recent)
     facts: list[Fact] = []
     when = recent[-1].when
     if styles["cc"] >= 0.5 * n:
         cc = [
             (c, m)
             for c in recent
-            if (m := _CC.match(c.subject)) and subject_style(c.subject) == "cc"
+            if (m := kinds.CC.match(c.subject)) and kinds.subject_style(c.subject) == "cc"
         ]
         types = Counter(m.group(1).lower() for _, m in cc)
-        top = ", ".join(f"{t} {_pct(k, n)}" for t, k in types.most_common(4))
+        top = ", ".join(f"{t} {_pct(k, n)}" for t, k in _most_common(types, 4))
         scoped = [m.group(2)[1:-1] for _, m in cc if m.group(2)]
         scope = ""
         if len(scoped) >= 0.3 * len(cc):
-            common = ", ".join(s for s, _ in Counter(scoped).most_common(3))
+            common = ", ".join(s for s, _ in _most_common(Counter(scoped), 3))
             scope = f"; a scope names the area, e.g. ({common})"
         text = f"Commit subjects use Conventional Commits ({len(cc)} of the last {n}: {top}){scope}"
         facts.append(
@@ -334,9 +138,9 @@ def message_style(found: list[Commit], now: Now) -> list[Fact]:
         )
     elif styles["area"] + styles["cc"] >= 0.5 * n:
         # a type word ("doc:", "fix:") names an area as well in a history that is not CC
-        prefixed = [c for c in recent if subject_style(c.subject) in ("area", "cc")]
-        areas = Counter(m.group(1) for c in prefixed if (m := _AREA.match(c.subject)))
-        examples = ", ".join(f'"{a}: …"' for a, _ in areas.most_common(3))
+        prefixed = [c for c in recent if kinds.subject_style(c.subject) in ("area", "cc")]
+        areas = Counter(m.group(1) for c in prefixed if (m := kinds.AREA.match(c.subject)))
+        examples = ", ".join(f'"{a}: …"' for a, _ in _most_common(areas, 3))
         text = (
             f"Commit subjects name the area they change, `area: summary` ({len(prefixed)} of "
             f"the last {n}; e.g. {examples})"
@@ -346,7 +150,7 @@ def message_style(found: list[Commit], now: Now) -> list[Fact]:
         capital = [c for c in recent if c.subject[:1].isupper()]
         if len(capital) >= 0.6 * n:
             firsts = Counter(c.subject.split(" ", 1)[0] for c in capital)
-            verbs = [w for w, _ in firsts.most_common(3)]
+            verbs = [w for w, _ in _most_common(firsts, 3)]
             plain = sum(k for w, k in firsts.items() if not _NOT_IMPERATIVE.search(w.lower()))
             kind = (
                 "capitalised imperative sentences"
@@ -368,47 +172,54 @@ def message_style(found: list[Commit], now: Now) -> list[Fact]:
     return facts
 
 
-def tests_layout(found: list[Commit], now: Now) -> list[Fact]:
-    with_tests = [c for c in found if any(is_test(f) and now.path(f) for f in c.files)]
+def _most_common(counts: Counter[str], n: int) -> list[tuple[str, int]]:
+    """The n largest counts, ties by name: the same counts give the same answer whatever
+    order they were counted in."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+def tests_layout(history: View, now: Now) -> list[Fact]:
+    # The commits that changed a test file that exists now, newest first: as many as the
+    # line cites (and at least three, or there is nothing to say).
+    with_tests: list[Commit] = []
+    cited = 0
+    reverted = now.ground.record.reverted_by
+    for c in history.newest_first("tests > 0"):
+        if any(is_test(f) and now.path(f) for f in c.files):
+            with_tests.append(c)
+            cited += c.sha not in reverted
+            if len(with_tests) >= 3 and cited >= 2:
+                break
     if len(with_tests) < 3:
         return []
     dirs: Counter[str] = Counter()
     names: Counter[str] = Counter()
-    for c in with_tests:
-        for f in {f for f in c.files if is_test(f) and now.path(f)}:
-            parts = f.split("/")
-            cut = next((i for i, p in enumerate(parts[:-1]) if p.lower() in _TEST_DIRS), None)
-            dirs["/".join(parts[: cut + 1]) + "/" if cut is not None else "(next to the code)"] += 1
-            names[_name_pattern(parts[-1])] += 1
-    where, _ = dirs.most_common(1)[0]
-    pattern, _ = names.most_common(1)[0]
+    for f, _, n in history.ranked("test"):
+        if now.path(f):
+            dirs[kinds.test_dir(f)] += n
+            names[_name_pattern(f.rsplit("/", 1)[-1])] += n
+    ((where, _),) = _most_common(dirs, 1)
+    ((pattern, _),) = _most_common(names, 1)
     # for what: the code areas (as they are now) whose commits touch tests most often
-    touched: Counter[str] = Counter()
-    tested: Counter[str] = Counter()
-    for c in found:
-        areas = {area(f) for f in c.files if is_code(f)}
-        has_test = any(is_test(f) for f in c.files)
-        for a in areas:
-            touched[a] += 1
-            tested[a] += has_test
-    parts = []
-    for a, n in sorted(touched.items(), key=lambda kv: (-kv[1], kv[0])):
+    parts: list[str] = []
+    for a, _, n in history.ranked("touched"):
         if n < 5 or len(parts) >= 3:
             break
         if now.area(a):
             scope = f"under {a}" if a.endswith("/") else f"to {a}"  # a folder, or a file
-            parts.append(f"{_pct(tested[a], n)} of {n} commits {scope}")
+            parts.append(f"{_pct(history.count('tested', a), n)} of {n} commits {scope}")
     share = f"; {', '.join(parts)} touch tests too" if parts else ""
     text = f"Tests live in {where} ({pattern}){share}"
     about = (frozenset({"tests", "live"}), frozenset({"test", "folder"}))
-    facts = [Fact(text, now.cites(with_tests, 2), with_tests[-1].when, mined=True, about=about)]
-    mapping = _test_mapping(found, now)
+    facts = [Fact(text, now.cites(with_tests, 2), with_tests[0].when, mined=True, about=about)]
+    mapping = _test_mapping(history, now)
     if mapping:
         facts.append(mapping)
     return facts
 
 
-def _name_pattern(name: str) -> str:
+_NAME_PATTERNS = tuple(
+    (re.compile(pattern), label)
     for pattern, label in (
         (r"^test_.+\.py$", "test_*.py"),
         (r"_test\.py$", "*_test.py"),
@@ -417,123 +228,90 @@ def _name_pattern(name: str) -> str:
         (r"\.spec\.[cm]?[jt]sx?$", "*.spec.*"),
         (r"_spec\.rb$", "*_spec.rb"),
         (r"Tests?\.java$", "*Test.java"),
-    ):
-        if re.search(pattern, name):
+    )
+)
+
+
+def _name_pattern(name: str) -> str:
+    for pattern, label in _NAME_PATTERNS:
+        if pattern.search(name):
             return label
     if "." in name.strip("."):
         return "*." + name.rsplit(".", 1)[-1]
     return "files named freely"
 
 
-def _stem(name: str) -> str:
-    base = name.rsplit(".", 1)[0]
-    base = re.sub(r"^test_|_test$|\.test$|\.spec$|_spec$|Tests?$", "", base)
-    return base.lower()
-
-
-def _test_mapping(found: list[Commit], now: Now) -> Fact | None:
+def _test_mapping(history: View, now: Now) -> Fact | None:
     """Tests named after the module they test (core.py ↔ test_core.py), seen together."""
-    pairs: Counter[tuple[str, str]] = Counter()
-    evidence: dict[tuple[str, str], list[Commit]] = defaultdict(list)
-    for c in found:
-        if len(c.files) > MAX_FILES:
-            continue
-        code = {_stem(f.rsplit("/", 1)[-1]): f for f in c.files if is_code(f) and "/" in f}
-        for t in (f for f in c.files if is_test(f)):
-            name = t.rsplit("/", 1)[-1]
-            stem = _stem(name)
-            if stem == name.rsplit(".", 1)[0].lower():
-                continue  # no test prefix or suffix (t/Makefile): not named after a module
-            if stem in code:
-                pairs[(code[stem], t)] += 1
-                evidence[(code[stem], t)].append(c)
-    live = {k: v for k, v in pairs.items() if now.path(k[0]) and now.path(k[1])}
+    live = {
+        k: n for k, n in history.counts("tested_by").items() if now.path(k[0]) and now.path(k[1])
+    }
     if sum(live.values()) < 3:
         return None
     (src, test), n = sorted(live.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     text = (
         f"Tests are named after the module they test, e.g. {src} → {test} ({n} commits change both)"
     )
-    seen = evidence[(src, test)]
+    seen = [
+        c
+        for c in history.touching(src, test)
+        if len(c.files) <= MAX_FILES and (src, test) in kinds.tested_module(c.files)
+    ]
     about = (frozenset({"tests", "named"}), _both(src, test))
     return Fact(text, now.cites(seen, 2), max(c.when for c in seen), mined=True, about=about)
 
 
-def co_changes(found: list[Commit], now: Now) -> list[Fact]:
+def co_changes(history: View, now: Now) -> list[Fact]:
     """Which files and areas change together: companions (changelog, docs, tests) of a code
-    area, then pairs of files that rarely change apart. Both ends exist at HEAD."""
-    usable = [c for c in found if 0 < len(c.files) <= MAX_FILES]
-    if len(usable) < 8:
+    area, then pairs of files that rarely change apart. Both ends exist at HEAD. Commits that
+    change no file or more than MAX_FILES are no evidence."""
+    n_all = history.count("usable")
+    if n_all < 8:
         return []
     facts: list[Fact] = []
-    n_all = len(usable)
-    companions: dict[str, list[Commit]] = defaultdict(list)
-    for c in usable:
-        for key in {
-            f if "/" not in f or area(f) == f else area(f) for f in c.files if is_changelog(f)
-        }:
-            companions[key].append(c)
-    area_commits: dict[str, list[Commit]] = defaultdict(list)
-    for c in usable:
-        for a in {area(f) for f in c.files if is_code(f) and "/" in f}:
-            area_commits[a].append(c)
-    rules: list[tuple[float, Fact]] = []
-    for comp, with_comp in companions.items():
+    comps = history.counts("comp")
+    areas = history.counts("area")
+    together = history.counts("comp_area")
+    rules: list[tuple[float, str, str, str]] = []
+    for (comp, _), with_comp in comps.items():
         if not now.area(comp):
             continue
-        comp_set = {c.sha for c in with_comp}
-        base = len(comp_set) / n_all
-        for a, in_area in area_commits.items():
+        base = with_comp / n_all
+        for (a, _), in_area in areas.items():
             if not now.area(a):
                 continue
-            both = [c for c in in_area if c.sha in comp_set]
-            conf = len(both) / len(in_area)
-            common = len(in_area) >= 0.5 * n_all  # most commits: no contrast to measure
-            if (
-                len(in_area) >= 8
-                and len(both) >= 4
-                and conf >= 0.25
-                and (common or conf >= 1.2 * base)
-            ):
+            both = together.get((comp, a), 0)
+            conf = both / in_area
+            common = in_area >= 0.5 * n_all  # most commits: no contrast to measure
+            if in_area >= 8 and both >= 4 and conf >= 0.25 and (common or conf >= 1.2 * base):
                 how = "usually" if conf >= 0.5 else "often"
                 text = (
                     f"Changes under {a} {how} come with a changelog entry in {comp} "
-                    f"({len(both)} of {len(in_area)} commits)"
+                    f"({both} of {in_area} commits)"
                 )
-                about = (frozenset({"changelog"}), *_about_paths(comp))
-                fact = Fact(text, now.cites(both, 2), both[-1].when, mined=True, about=about)
-                rules.append((conf, fact))
-    rules.sort(key=lambda r: (-r[0], r[1].text))
-    facts += [f for _, f in rules[:2]]
+                rules.append((conf, text, comp, a))
+    rules.sort(key=lambda r: (-r[0], r[1]))
+    for _, text, comp, a in rules[:2]:
+        evidence = _companion_evidence(history, now, comp, a)
+        about = (frozenset({"changelog"}), *_about_paths(comp))
+        facts.append(Fact(text, now.cites(evidence, 2), evidence[0].when, mined=True, about=about))
     # file pairs that change together
-    count: Counter[str] = Counter()
-    pair: Counter[tuple[str, str]] = Counter()
-    seen: dict[tuple[str, str], list[Commit]] = defaultdict(list)
-    for c in usable:
-        files = sorted({f for f in c.files if not is_changelog(f)})
-        for f in files:
-            count[f] += 1
-        if len(files) > MAX_PAIR_FILES:
-            continue
-        for i, a in enumerate(files):
-            for b in files[i + 1 :]:
-                pair[(a, b)] += 1
-                seen[(a, b)].append(c)
     strong: list[tuple[float, int, tuple[str, str]]] = []
-    for (a, b), n in pair.items():
-        if n < 4 or is_test(a) or is_test(b):  # code ↔ test: tests_layout
+    fewer: dict[tuple[str, str], int] = {}
+    for a, b, n, least in history.pairs(4, 0.6):
+        if is_test(a) or is_test(b):  # code ↔ test: tests_layout
             continue
-        ratio = n / min(count[a], count[b])
-        if ratio >= 0.6 and now.path(a) and now.path(b):
-            strong.append((ratio, n, (a, b)))
+        if now.path(a) and now.path(b):
+            strong.append((n / least, n, (a, b)))
+            fewer[(a, b)] = least
     strong.sort(key=lambda s: (-s[1], -s[0], s[2]))
     used: set[str] = set()
     for _ratio, n, (a, b) in strong:
         if a in used or b in used:
             continue
         used.update((a, b))
-        text = f"{a} and {b} change together ({n} of {min(count[a], count[b])} commits)"
-        evidence = seen[(a, b)]
+        text = f"{a} and {b} change together ({n} of {fewer[(a, b)]} commits)"
+        evidence = [c for c in history.touching(a, b) if _pairs_counted(c)]
         about = (_both(a, b),)
         facts.append(Fact(text, now.cites(evidence, 2), evidence[-1].when, mined=True, about=about))
         if len(facts) >= 5:
@@ -541,15 +319,38 @@ def co_changes(found: list[Commit], now: Now) -> list[Fact]:
     return facts
 
 
+def _pairs_counted(c: Commit) -> bool:
+    """Whether a commit's file pairs are counted (history.contributions)."""
+    plain = {f for f in c.files if not is_changelog(f)}
+    return 0 < len(c.files) <= MAX_FILES and len(plain) <= kinds.MAX_PAIR_FILES
+
+
+def _companion_evidence(history: View, now: Now, comp: str, where: str) -> list[Commit]:
+    """The newest commits (newest first) that changed code under `where` and the changelog
+    `comp` together: the newest one's date and two citable ones."""
+    out: list[Commit] = []
+    cited = 0
+    reverted = now.ground.record.reverted_by
+    for c in history.newest_first("nfiles BETWEEN 1 AND 40"):
+        if any(is_changelog(f) and kinds.changelog_key(f) == comp for f in c.files) and any(
+            is_code(f) and "/" in f and area(f) == where for f in c.files
+        ):
+            out.append(c)
+            cited += c.sha not in reverted
+            if cited >= 2:
+                break
+    return out
+
+
 # --------------------------------------------------------------------------- gotchas
 
 
-def reverts(found: list[Commit], ground: truth.Ground, limit: int = 4) -> list[Fact]:
+def reverts(history: View, ground: truth.Ground, limit: int = 4) -> list[Fact]:
     """Reverts that stand, newest first: a revert that was reverted in turn is no gotcha (the
     change is back), nor is a revert of a revert; a change that landed again says so."""
     rec = ground.record
     facts: list[Fact] = []
-    for c in reversed(found):
+    for c in history.newest_first("reverts != '' OR quoted IS NOT NULL"):
         sha = c.sha.lower()
         if sha not in rec.reverts:
             continue
@@ -559,19 +360,18 @@ def reverts(found: list[Commit], ground: truth.Ground, limit: int = 4) -> list[F
         if any(t in rec.reverts for t in targets):
             continue  # a revert of a revert: the change is back
         original = next((rec.by_sha[t] for t in targets if t in rec.by_sha), None)
-        quoted = _REVERT_SUBJECT.match(c.subject)
+        quoted = kinds.QUOTED_REVERT.match(c.subject)
         what = original.subject if original else (quoted.group(1) if quoted else c.subject)
         cites = [c.cite]
         if original is not None:
             cites.append(f"c:{original.sha[:7]}")
         landed = [x for t in targets if t in rec.by_sha for x in ground.relanded(t, sha)]
-        reason = _reason(c.body)
         text = f'Reverted on {day(c.when)}: "{_short(what, 70)}"'
         if landed:
             text += f"; it re-landed later in {landed[0][:7]}"
             cites.append(f"c:{landed[0][:7]}")
-        elif reason:
-            text += f" — {reason}"
+        elif c.reason:
+            text += f" — {_short(c.reason, 70)}"
         about = (frozenset(_words(what)) or frozenset({"revert"}),)
         facts.append(Fact(text, tuple(dict.fromkeys(cites)), c.when, mined=True, about=about))
         if len(facts) >= limit:
@@ -583,46 +383,19 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]{4,}", text.lower())}
 
 
-def _reason(body: str) -> str:
-    for line in body.splitlines():
-        line = line.strip()
-        if line.lower().startswith("this reverts"):
-            continue
-        if (
-            line
-            and not truth.REVERT_BODY.search(line)
-            and not line.startswith(("[", "Signed-off"))
-            and not re.match(r"^[A-Z][\w-]*-by:", line)
-        ):
-            return _short(line, 70)
-    return ""
-
-
-def is_fix(subject: str) -> bool:
-    return bool(
-        _FIX.search(subject) and not _REVERT_SUBJECT.match(subject) and not _TRIVIAL.search(subject)
-    )
-
-
-def hot_spots(found: list[Commit], now: Now) -> list[Fact]:
-    per_file: dict[str, list[Commit]] = defaultdict(list)
-    for c in found:
-        if len(c.files) > MAX_FILES or not is_fix(c.subject):
-            continue
-        for f in c.files:
-            if is_code(f) and now.path(f):
-                per_file[f].append(c)
-    ranked = sorted(per_file.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+def hot_spots(history: View, now: Now) -> list[Fact]:
+    """Files that needed fix after fix (whole history; bulk commits left out)."""
     facts: list[Fact] = []
-    for path, hits in ranked:
-        if len(hits) < 3:
-            break
+    for path, _, n in history.ranked("fix", 3):
+        if not (is_code(path) and now.path(path)):
+            continue
+        hits = [c for c in history.touching(path, fixes=True) for _ in range(c.files.count(path))]
         latest = hits[-1]
         # fix after fix: how many fixes came within 30 days of the previous one
         close = sum(1 for a, b in zip(hits, hits[1:], strict=False) if b.when - a.when <= 30 * DAY)
         again = f", {close} within a month of the previous" if close else ""
         text = (
-            f"{path} needed {len(hits)} fixes{again}; latest {day(latest.when)}: "
+            f"{path} needed {n} fixes{again}; latest {day(latest.when)}: "
             f'"{_short(latest.subject, 60)}"'
         )
         facts.append(
@@ -645,11 +418,12 @@ def _areas_summary(found: list[Commit], now: Now, n: int = 3) -> str:
     return ", ".join(f"{a} ({k})" for a, k in sorted(live, key=lambda x: (-x[1], x[0]))[:n])
 
 
-def activity(found: list[Commit], now: Now) -> list[Fact]:
-    if not found:
+def activity(history: View, now: Now) -> list[Fact]:
+    newest = history.newest(1)
+    if not newest:
         return []
-    ref = found[-1].when
-    recent = [c for c in found if c.when > ref - RECENT_DAYS * DAY]
+    ref = newest[-1].when
+    recent = history.since(ref - RECENT_DAYS * DAY)
     facts: list[Fact] = []
     by_branch: dict[str, list[Commit]] = defaultdict(list)
     for c in recent:
@@ -673,7 +447,7 @@ def activity(found: list[Commit], now: Now) -> list[Fact]:
     return facts
 
 
-def release(found: list[Commit], ground: truth.Ground) -> list[Fact]:
+def release(ground: truth.Ground) -> list[Fact]:
     """The latest release, from the tags (newest by date; a pre-release named beside the
     newest release), and the commits since: never a guess from commit subjects. A release
     tagged on a branch of its own (a stable branch) cites where it meets HEAD."""
@@ -716,9 +490,11 @@ def _count_since(ground: truth.Ground, commit: str) -> int | None:
 
 # --------------------------------------------------------------------------- architecture
 
+TOP_LEVEL = "the top level"
 
-def layout_facts(found: list[Commit], now: Now) -> list[Fact]:
-    recent = found[-LAYOUT_WINDOW:]
+
+def layout_facts(history: View, now: Now) -> list[Fact]:
+    recent = history.newest(LAYOUT_WINDOW)
     code: Counter[str] = Counter()
     files: Counter[str] = Counter()
     exts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -736,9 +512,9 @@ def layout_facts(found: list[Commit], now: Now) -> list[Fact]:
     if not code:
         return []
     facts: list[Fact] = []
-    tops = sorted(code.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    tops = _most_common(code, 3)
     where = ", ".join(
-        a + (f" ({exts[a].most_common(1)[0][0]})" if exts[a] else "") for a, _ in tops
+        a + (f" ({_most_common(exts[a], 1)[0][0]})" if exts[a] else "") for a, _ in tops
     )
     first = tops[0][0]
     main = [
@@ -747,7 +523,7 @@ def layout_facts(found: list[Commit], now: Now) -> list[Fact]:
     text = f"Recent code changes are mostly in {where}"
     about = (frozenset({"code", "lives"}),)
     facts.append(Fact(text, now.cites(main, 2), recent[-1].when, mined=True, about=about))
-    hot = sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+    hot = _most_common(files, 4)
     if hot and hot[0][1] >= 3:
         listing = ", ".join(f"{f} ({n})" for f, n in hot if n >= 3)
         touching = [c for c in recent if hot[0][0] in c.files]
@@ -757,17 +533,10 @@ def layout_facts(found: list[Commit], now: Now) -> list[Fact]:
     return facts
 
 
-def breaking(found: list[Commit], now: Now) -> list[Fact]:
+def breaking(history: View, now: Now) -> list[Fact]:
     facts: list[Fact] = []
-    for c in reversed(found):
-        match = _BREAKING.search(c.body)
-        cc = _CC.match(c.subject)
-        if match:
-            text = f"Breaking change ({day(c.when)}): {_short(match.group(1), 100)}"
-        elif cc and cc.group(3):
-            text = f"Breaking change ({day(c.when)}): {_short(c.subject[cc.end() :], 100)}"
-        else:
-            continue
+    for c in history.newest_first("breaking IS NOT NULL"):
+        text = f"Breaking change ({day(c.when)}): {_short(c.breaking or '', 100)}"
         about = (frozenset(_words(text)),)
         facts.append(Fact(text, (c.cite,), c.when, mined=True, about=about))
         if len(facts) >= 3:

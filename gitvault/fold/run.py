@@ -35,12 +35,11 @@ from typing import Any
 
 from gitvault.errors import FoldRejected, GitvaultError
 from gitvault.fold import digest as digest_mod
-from gitvault.fold import items, mergers, mine, truth
+from gitvault.fold import history, items, mergers, truth
 from gitvault.fold.items import Item
 from gitvault.fold.lease import fold_lease
 from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnavailable
 from gitvault.memory import cites, forget
-from gitvault.notes.index import noted_shas
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import layout, origin, repair, statedir
@@ -58,7 +57,6 @@ Say = Callable[[str], None]
 PROMPT_OVERHEAD = 2500
 MIN_BATCH_CHARS = 2000  # a batch always has room for at least a few items
 DAY = 86_400
-MINE_NOTES = mine.MINE_NOTES
 
 
 @dataclass(frozen=True)
@@ -200,23 +198,44 @@ def _backlog(
     return Backlog(start if isinstance(start, str) else None, end, int(count or 0))
 
 
-class SourceIndex:
-    """Which citations exist: commit notes by short sha, sessions by slug."""
+class Mined:
+    """The mined history one fold reads (gitvault.fold.history), opened on first use at the
+    vault's tip, with the sessions that go with it; closed when the fold ends."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(
+        self, loc: Location, vault: Vault, config: VaultConfig, *, rebuild: bool = False
+    ) -> None:
+        self.loc = loc
         self.vault = vault
-        self.full = noted_shas(vault)
-        self.prefixes = {sha[:7] for sha in self.full}
+        self.horizon = int(config.fold_value("horizon_days"))
+        self.rebuild = rebuild  # `fold --rebuild`: the mined history is built anew too
+        self._opened: tuple[history.View, list[Item]] | None = None
+
+    def view(self) -> history.View:
+        return self._open()[0]
+
+    def sessions(self) -> list[Item]:
+        return self._open()[1]
+
+    def _open(self) -> tuple[history.View, list[Item]]:
+        if self._opened is None:
+            self._opened = history.open_at_tip(
+                self.loc, self.vault, self.horizon, rebuild=self.rebuild
+            )
+        return self._opened
 
     def exists(self, kind: str, ident: str) -> bool:
+        """Which citations exist: commit notes by (short) sha, sessions by slug."""
         if kind == "c":
-            ident = ident.lower()
-            if len(ident) < 7:
-                return False
-            if len(ident) == 7:
-                return ident in self.prefixes
-            return any(sha.startswith(ident) for sha in self.full if sha[:7] == ident[:7])
+            return self.view().has_note(ident)
         return layout.is_slug(ident) and self.vault.exists(layout.session_path(ident))
+
+    def __enter__(self) -> Mined:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._opened is not None:
+            self._opened[0].close()
 
 
 # --------------------------------------------------------------------------- budget, state
@@ -318,13 +337,11 @@ def _fold(
     result = FoldResult(merger=name)
     if opts.dry_run:
         return _plan_only(loc, vault, config, opts, result, say)
-    with fold_lease(loc):
+    with fold_lease(loc), Mined(loc, vault, config, rebuild=opts.rebuild) as mined:
         cur = None if opts.rebuild else current_digest(vault, config)
         mark = None if opts.rebuild else _watermark(vault, cur, say)
         backlog = None if opts.rebuild else _backlog(vault, cur, mark, say)
-        read_tip = vault.require_tip()  # notes landing during the fold wait for the next one
-        fresh = items.new_items(vault, mark, read_tip)
-        old = items.new_items(vault, backlog.start, backlog.end) if backlog else []
+        read_tip, fresh, old = _waiting(vault, name, mined, mark, backlog)
         if cur is not None:  # what a forget took out of the digest with a forgotten item
             seen = {i.path for i in fresh + old}
             fresh = items.refold_items(vault, cur.meta, read_tip, mark, seen) + fresh
@@ -348,10 +365,27 @@ def _fold(
         base = cur if cur is not None else digest_mod.empty(config)
         plan = _plan(vault, config, merger, base, mark, backlog, fresh, old, read_tip, loc)
         result.past_horizon = plan.past_horizon
-        _run(vault, loc, config, merger, base, plan, result, read_tip, say)
+        _run(vault, loc, config, merger, base, plan, result, mined, say)
         if accepted and result.commits:
             origin.folded(loc, accepted)
     return result
+
+
+def _waiting(
+    vault: Vault, name: str, mined: Mined, mark: str | None, backlog: Backlog | None
+) -> tuple[str, list[Item], list[Item]]:
+    """(the read tip, the items new since the watermark, the backlog's items). Notes landing
+    during the fold wait for the next one."""
+    if name == mergers.BUILTIN:
+        # It covers everything up to the read tip from the mined history: its items are
+        # counted, never read (the mined history reads each new note once).
+        view = mined.view()
+        since = backlog.start if backlog else mark
+        return view.mark, items.unread_items(vault, since, view.mark, view.dates), []
+    read_tip = vault.require_tip()
+    fresh = items.new_items(vault, mark, read_tip)
+    old = items.new_items(vault, backlog.start, backlog.end) if backlog else []
+    return read_tip, fresh, old
 
 
 def _shown(loc: Location, found: list[Item], origins: origin.Origins | None = None) -> list[Item]:
@@ -527,22 +561,11 @@ def _run(
     base: digest_mod.Digest,
     plan: Plan,
     result: FoldResult,
-    read_tip: str,
+    mined: Mined,
     say: Say,
 ) -> None:
-    sources = SourceIndex(vault)
-    cutoff_items: list[items.Item] | None = None
-
-    def history() -> list[items.Item]:
-        nonlocal cutoff_items
-        if cutoff_items is None:
-            found = _shown(loc, items.items_at(vault, read_tip, max_notes=MINE_NOTES))
-            cutoff = _cutoff(config, found)
-            cutoff_items = [i for i in found if cutoff is None or i.when >= cutoff]
-        return cutoff_items
-
     cwd = loc.workdir or loc.common_dir
-    ground = truth.Ground(vault, cwd, lambda: mine.record(history()), sources.exists)
+    ground = truth.Ground(vault, cwd, mined.view, mined.exists)
     plans = config.categories[-1].name if config.categories else None
     checks: list[truth.LineCheck] | None = None  # the truth checks of `base`, once screened
 
@@ -561,7 +584,11 @@ def _run(
                 break
         if call.batch:
             ctx = MergeContext(
-                exists=sources.exists, history=history, older=call.older, ground=lambda: ground
+                exists=mined.exists,
+                sessions=mined.sessions,
+                mined=mined.view,
+                older=call.older,
+                ground=lambda: ground,
             )
             new, sent = merger.merge(base, call.batch, config, ctx)
             result.chars_sent += sent
@@ -677,14 +704,16 @@ def _plan_only(
     cur = None if opts.rebuild else current_digest(vault, config)
     mark = None if opts.rebuild else _watermark(vault, cur, say)
     backlog = None if opts.rebuild else _backlog(vault, cur, mark, say)
-    tip = vault.tip()
-    fresh = items.new_items(vault, mark, tip)
-    old = items.new_items(vault, backlog.start, backlog.end) if backlog else []
-    if cur is not None and tip is not None:
+    if vault.tip() is None:
+        result.skipped_reason = "nothing new since the last fold"
+        return result
+    with Mined(loc, vault, config) as mined:
+        tip, fresh, old = _waiting(vault, result.merger, mined, mark, backlog)
+    if cur is not None:
         seen = {i.path for i in fresh + old}
         fresh = items.refold_items(vault, cur.meta, tip, mark, seen) + fresh
     result.new_items = len(fresh) + len(old)
-    if not result.new_items or tip is None:
+    if not result.new_items:
         result.skipped_reason = "nothing new since the last fold"
         return result
     base = cur if cur is not None else digest_mod.empty(config)

@@ -27,16 +27,14 @@ Quoted text ("…") is history's own words: never checked for paths or symbols.
 
 The repository's side (HEAD's files, tags, branches, patch-ids) comes from git, read once per
 process and only when a line needs it; the history's side (reverts, the paths the history
-ever had) from the notes, through a `Record` (gitvault.fold.mine builds it).
+ever had) from the notes, through the mined history's `Record` (gitvault.fold.history).
 """
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import hashlib
 import re
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
@@ -44,10 +42,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gitvault.fold.digest import citations
-from gitvault.vault import frontmatter, gitcmd, layout
+from gitvault.fold.history import Record, View, dirs_of
+from gitvault.vault import gitcmd, layout
 from gitvault.vault.store import Vault
 
 SEARCH_COMMITS = 5000  # how far back on the branches a replacement is looked for
+FEW_COMMITS = 12  # more commits to place than this: one `git rev-list HEAD` for them all
 PATCH_ID_CANDIDATES = 40  # later commits with the same files whose patch-id is compared
 
 _TRAILING_CITES = re.compile(r"\s*\(\s*[cs]:[^()]*\)\s*$")
@@ -83,138 +83,6 @@ _RELEASE_LINE = re.compile(
     r"|\brelease[sd]?\b[^.;]{0,40}\b(?:latest|newest)\b",
     re.I,
 )
-REVERT_BODY = re.compile(r"This reverts commit ([0-9a-fA-F]{7,40})")
-REVERT_SUBJECT = re.compile(r'^Revert "(.+)"(?:\s*\((?:#|!)\d+\))?\s*$')
-PR_SUFFIX = re.compile(r"\s*\((?:#|!)\d+\)\s*$")
-
-
-# --------------------------------------------------------------------------- the history
-
-
-@dataclass(frozen=True)
-class Noted:
-    """One noted commit as the truth model needs it."""
-
-    sha: str
-    subject: str
-    files: tuple[str, ...]  # as the note lists them (a rename: "old => new")
-    when: int
-    reverts_named: tuple[str, ...] = ()  # the shas its "This reverts commit …" lines name
-    merge: bool = False
-    depth: int = 0  # ancestry depth among the notes: orders commits made in the same second
-
-    @property
-    def order(self) -> tuple[int, int]:
-        return (self.when, self.depth)
-
-    @property
-    def reverts_quoted(self) -> str | None:
-        """The subject its `Revert "…"` quotes, when it names no sha."""
-        match = REVERT_SUBJECT.match(self.subject)
-        return PR_SUFFIX.sub("", match.group(1)) if match and not self.reverts_named else None
-
-
-def split_rename(path: str) -> tuple[str, str] | None:
-    """(old, new) of a note's rename line (`old => new`), else None."""
-    old, sep, new = path.partition(" => ")
-    return (old, new) if sep else None
-
-
-def current_name(path: str) -> str:
-    renamed = split_rename(path)
-    return renamed[1] if renamed else path
-
-
-class Record:
-    """What the notes say about the project's commits: who reverted what, which paths the
-    history ever had. Built once per fold or verify from the noted commits."""
-
-    def __init__(self, commits: Iterable[Noted]) -> None:
-        self.by_sha: dict[str, Noted] = {}
-        for c in commits:
-            self.by_sha[c.sha.lower()] = c
-        self._sorted = sorted(self.by_sha)
-
-    def resolve(self, ident: str) -> str | None:
-        """The full sha of a noted commit a (short) sha names, when exactly one matches."""
-        ident = ident.lower()
-        if ident in self.by_sha:
-            return ident
-        i = bisect.bisect_left(self._sorted, ident)
-        hits = self._sorted[i : i + 2]
-        hits = [h for h in hits if h.startswith(ident)]
-        return hits[0] if len(hits) == 1 else None
-
-    @cached_property
-    def reverts(self) -> dict[str, tuple[str, ...]]:
-        """revert sha → the commits it reverts (full shas when noted, else as written)."""
-        by_subject: dict[str, list[Noted]] = defaultdict(list)
-        for c in self.by_sha.values():
-            by_subject[PR_SUFFIX.sub("", c.subject)].append(c)
-        out: dict[str, tuple[str, ...]] = {}
-        for c in self.by_sha.values():
-            if c.merge:
-                continue
-            if c.reverts_named:
-                out[c.sha] = tuple(
-                    dict.fromkeys(self.resolve(n) or n.lower() for n in c.reverts_named)
-                )
-                continue
-            quoted = c.reverts_quoted
-            if quoted is not None:
-                older = [o for o in by_subject.get(quoted, []) if o.order < c.order]
-                older.sort(key=lambda o: o.order)
-                out[c.sha] = (older[-1].sha,) if older else ()
-        return out
-
-    @cached_property
-    def reverted_by(self) -> dict[str, tuple[str, ...]]:
-        """commit → the noted reverts that revert it, oldest first."""
-        found: dict[str, list[Noted]] = defaultdict(list)
-        for revert, targets in self.reverts.items():
-            for target in targets:
-                found[target].append(self.by_sha[revert])
-        return {
-            t: tuple(r.sha for r in sorted(rs, key=lambda r: r.when)) for t, rs in found.items()
-        }
-
-    @cached_property
-    def ever_paths(self) -> frozenset[str]:
-        out: set[str] = set()
-        for c in self.by_sha.values():
-            for f in c.files:
-                renamed = split_rename(f)
-                out.update(renamed if renamed else (f,))
-        return frozenset(out)
-
-    @cached_property
-    def ever_dirs(self) -> frozenset[str]:
-        return dirs_of(self.ever_paths)
-
-    @cached_property
-    def ever_basenames(self) -> frozenset[str]:
-        return frozenset(p.rsplit("/", 1)[-1] for p in self.ever_paths)
-
-    def later_with_files(self, files: Iterable[str], after: Noted) -> list[Noted]:
-        """Noted commits after `after` touching exactly these files, oldest first."""
-        want = sorted(files)
-        return sorted(
-            (
-                c
-                for c in self.by_sha.values()
-                if c.order > after.order and not c.merge and sorted(c.files) == want
-            ),
-            key=lambda c: c.order,
-        )
-
-
-def dirs_of(files: Iterable[str]) -> frozenset[str]:
-    out: set[str] = set()
-    for path in files:
-        parts = path.split("/")
-        for i in range(1, len(parts)):
-            out.add("/".join(parts[:i]))
-    return frozenset(out)
 
 
 # --------------------------------------------------------------------------- the repository
@@ -238,28 +106,32 @@ def version_of(name: str) -> str:
 
 class Ground:
     """The repository now, read from git on first use: HEAD's files, tags, branch commits,
-    patch-ids, symbols. `record` is what the notes say (see Record)."""
+    patch-ids, symbols. The history's side is the mined history (`mined`, opened on first
+    use): what the notes say (`record`), which notes the vault holds, who replaced what."""
 
     def __init__(
         self,
         vault: Vault,
         cwd: Path,
-        record: Record | Callable[[], Record],
+        mined: View | Callable[[], View],
         exists: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.vault = vault
         self.cwd = cwd
-        self._record = record
+        self._mined = mined
         self._exists = exists
         self._patch_ids: dict[str, str | None] = {}
         self._symbols: dict[str, bool] = {}
         self._on_branch: dict[str, bool] = {}
-        self._replaced_by: dict[str, str] | None = None
         self._branch_patch_ids: dict[str, str] | None = None
 
     @cached_property
+    def mined(self) -> View:
+        return self._mined if isinstance(self._mined, View) else self._mined()
+
+    @property
     def record(self) -> Record:
-        return self._record if isinstance(self._record, Record) else self._record()
+        return self.mined.record
 
     # ------------------------------------------------------------ HEAD
 
@@ -327,6 +199,10 @@ class Ground:
 
     def patch_id(self, sha: str) -> str | None:
         if sha not in self._patch_ids:
+            known = self.mined.patch_id(sha)
+            if known is not None:
+                self._patch_ids[sha] = known or None
+                return self._patch_ids[sha]
             show = gitcmd.run_git(
                 ["show", "--format=", "--no-color", "--no-ext-diff", sha, "--"],
                 self.cwd,
@@ -339,6 +215,8 @@ class Ground:
                 )
                 parts = out.stdout.decode().split()
                 found = parts[0] if parts else None
+            if show.returncode == 0:  # a commit this clone has: its patch-id never changes
+                self.mined.learn_patch_id(sha, found or "")
             self._patch_ids[sha] = found
         return self._patch_ids[sha]
 
@@ -401,12 +279,44 @@ class Ground:
             self._on_branch[sha] = self._reachable(sha)
         return self._on_branch[sha]
 
+    @cached_property
+    def _head(self) -> str | None:
+        proc = gitcmd.run_git(
+            ["rev-parse", "-q", "--verify", "HEAD^{commit}"], self.cwd, check=False
+        )
+        out = proc.stdout.decode().strip()
+        return out if proc.returncode == 0 and out else None
+
+    def look_up_branches(self, shas: Iterable[str]) -> None:
+        """Place many commits on or off HEAD's history at once (`on_a_branch` then asks only
+        about the others): those the mined history remembers on HEAD's history (or an earlier
+        HEAD's it descends from), then one `git rev-list HEAD` when many are left."""
+        todo = {s for s in shas if s not in self._on_branch}
+        head = self._head
+        if not todo or head is None:
+            return
+        known = self.mined.on_head(head, lambda a, b: gitcmd.is_ancestor(self.cwd, a, b))
+        for sha in todo & known:
+            self._on_branch[sha] = True
+        todo -= known
+        if len(todo) <= FEW_COMMITS:
+            return
+        proc = gitcmd.run_git(["rev-list", "HEAD", "--"], self.cwd, check=False)
+        if proc.returncode != 0:
+            return
+        found = todo & set(proc.stdout.decode().split())
+        for sha in found:
+            self._on_branch[sha] = True
+        self.mined.learn_on_head(head, found)
+
     def _reachable(self, sha: str) -> bool:
         for tip in self._branch_tips:
             if tip == sha:
                 return True
         proc = gitcmd.run_git(["merge-base", "--is-ancestor", sha, "HEAD"], self.cwd, check=False)
         if proc.returncode == 0:
+            if self._head is not None:
+                self.mined.learn_on_head(self._head, [sha])
             return True
         known = gitcmd.run_git(["cat-file", "-e", f"{sha}^{{commit}}"], self.cwd, check=False)
         if known.returncode != 0:
@@ -426,15 +336,9 @@ class Ground:
         """The commit that now carries a rewritten commit's change: its rewrite record (a note
         whose `replaces` names it), else the same patch-id on a branch, else a branch commit
         whose message quotes its subject (a squash merge)."""
-        if self._replaced_by is None:
-            self._replaced_by = {}
-            for path in self._note_paths():
-                meta, _ = frontmatter.parse(self.vault.read_text(path) or "")
-                for old in meta.get("replaces") or []:
-                    if isinstance(old, str) and isinstance(meta.get("sha"), str):
-                        self._replaced_by[old] = str(meta["sha"])
-        if sha in self._replaced_by:
-            return self._replaced_by[sha]
+        recorded = self.mined.replaced_by(sha)
+        if recorded is not None:
+            return recorded
         patch = self.patch_id(sha)
         if patch:
             for candidate, candidate_patch in self._recent_patch_ids().items():
@@ -446,15 +350,6 @@ class Ground:
                 if candidate != sha and subject in message:
                     return candidate
         return None
-
-    def _note_paths(self) -> list[str]:
-        """Notes that record a rewrite (`replaces`): the drainer writes them for amends and
-        rebases only, so a listing of every note is read, not every note."""
-        tip = self.vault.tip()
-        if tip is None:
-            return []
-        entries = gitcmd.ls_tree(self.cwd, tip, [layout.NOTES + "/"], recursive=True)
-        return [e.path for e in entries if layout.note_sha(e.path)]
 
     def _subject(self, sha: str) -> str | None:
         proc = gitcmd.run_git(["log", "-1", "--format=%s", sha, "--"], self.cwd, check=False)
@@ -481,17 +376,7 @@ class Ground:
         """The full sha of the noted commit a citation names (unique prefix), else None."""
         if self._exists is not None and not self._exists("c", ident):
             return None
-        return self.record.resolve(ident) or self._resolve_in_vault(ident)
-
-    def _resolve_in_vault(self, ident: str) -> str | None:
-        matches = [sha for sha in self._noted if sha.startswith(ident.lower())]
-        return matches[0] if len(matches) == 1 else None
-
-    @cached_property
-    def _noted(self) -> list[str]:
-        from gitvault.notes.index import noted_shas
-
-        return sorted(noted_shas(self.vault))
+        return self.record.resolve(ident) or self.mined.note_named(ident)
 
     def session_exists(self, slug: str) -> bool:
         if self._exists is not None:
@@ -748,13 +633,31 @@ def check_digest(
     categories: Mapping[str, list[str]], ground: Ground, plans_category: str | None = None
 ) -> list[LineCheck]:
     """Every fact line of a digest's categories (placeholders and cut markers aside)."""
+    _place_cited(categories, ground)
     out = []
     for name, lines in categories.items():
         for line in lines:
-            if not line.startswith("- ") or line.startswith(("- (none yet)", "- [… ")):
+            if not _is_fact(line):
                 continue
             out.append(check_line(name, line, ground, plans=name == plans_category))
     return out
+
+
+def _is_fact(line: str) -> bool:
+    return line.startswith("- ") and not line.startswith(("- (none yet)", "- [… "))
+
+
+def _place_cited(categories: Mapping[str, list[str]], ground: Ground) -> None:
+    """Every commit the digest's lines cite, placed on or off HEAD's history at once."""
+    shas = []
+    for lines in categories.values():
+        for line in lines:
+            if _is_fact(line):
+                for kind, ident in citations(line):
+                    sha = ground.cited_note(ident) if kind == "c" else None
+                    if sha is not None:
+                        shas.append(sha)
+    ground.look_up_branches(shas)
 
 
 def screen(
@@ -765,6 +668,7 @@ def screen(
     per line dropped."""
     kept_checks: list[LineCheck] = []
     dropped: list[str] = []
+    _place_cited(categories, ground)
     for name in list(categories):
         kept = []
         for line in categories[name]:

@@ -13,17 +13,18 @@ so recall and the agent files' section leave stale lines out without computing a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from gitvault.fold import truth
+from gitvault.fold import history, truth
 from gitvault.fold.truth import LineCheck
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout, statedir
 from gitvault.vault.config import parse_vault_toml
 from gitvault.vault.store import Vault
 
-__all__ = ["LineCheck", "Report", "check", "run", "save_results", "summary"]
+__all__ = ["LineCheck", "Report", "check", "check_line", "run", "save_results", "summary"]
 
 
 @dataclass
@@ -43,12 +44,20 @@ class Report:
         return truth.results_json(self.digest_blob, self.lines)
 
 
-def ground_for(loc: Location, vault: Vault) -> truth.Ground:
-    """The truth model's view of this repository, its history read from the vault's notes."""
-    from gitvault.fold import mine
+def ground_for(loc: Location, vault: Vault, mined: history.View) -> truth.Ground:
+    """The truth model's view of this repository, its history the mined history's (the same
+    one the fold reads: gitvault.fold.history)."""
+    return truth.Ground(vault, loc.workdir or loc.common_dir, mined)
 
-    cwd = loc.workdir or loc.common_dir
-    return truth.Ground(vault, cwd, lambda: mine.record_from_vault(loc, vault))
+
+@contextmanager
+def _mined(loc: Location, vault: Vault) -> Iterator[history.View]:
+    """The mined history at the vault's tip, brought forward by what arrived since the last
+    fold or verify: what a check reads grows with what is new, not with the history."""
+    config = parse_vault_toml(vault.read_text(layout.CONFIG))
+    view, _ = history.open_at_tip(loc, vault, int(config.fold_value("horizon_days")))
+    with view:
+        yield view
 
 
 def check(loc: Location, ground: truth.Ground | None = None) -> Report:
@@ -61,7 +70,9 @@ def check(loc: Location, ground: truth.Ground | None = None) -> Report:
     if text is None:
         return report
     config = parse_vault_toml(vault.read_text(layout.CONFIG))
-    ground = ground or ground_for(loc, vault)
+    if ground is None:
+        with _mined(loc, vault) as mined:
+            return check(loc, ground_for(loc, vault, mined))
     categories: dict[str, list[str]] = {}
     category = ""
     _, body = frontmatter.parse(text)
@@ -77,16 +88,22 @@ def check(loc: Location, ground: truth.Ground | None = None) -> Report:
 
 def run(loc: Location, *, fix: bool = False) -> Report:
     """Check the digest, record the results for recall, and with fix rewrite it in one commit."""
-    vault = Vault(loc)
-    vault.check_format()
-    ground = ground_for(loc, vault)
-    report = check(loc, ground)
+    Vault(loc).check_format()
+    report = check(loc)  # (no digest: nothing to check, the mined history is not opened)
     save_results(loc, report)
     if fix and report.problems:
         _fix(loc, report)
-        report = check(loc, ground)
+        report = check(loc)
         save_results(loc, report)
     return report
+
+
+def check_line(loc: Location, line: str) -> LineCheck:
+    """One line (an agent's claim) against the truth model, as verify would check it."""
+    vault = Vault(loc)
+    vault.check_format()
+    with _mined(loc, vault) as mined:
+        return truth.check_line("", line, ground_for(loc, vault, mined))
 
 
 def _fix(loc: Location, report: Report) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gitvault.errors import GitvaultError
 from gitvault.notes.commits import CommitInfo, FileStat
@@ -71,9 +72,21 @@ class _Redactor:
     def __call__(self, text: str) -> str:
         if not text:
             return text
-        out, found = scrub_secrets(text)
-        self.count += sum(r.count for r in found)
+        out, found = _scrubbed(text) if len(text) <= _REPEATED else _scrub(text)
+        self.count += found
         return out
+
+
+def _scrub(text: str) -> tuple[str, int]:
+    out, found = scrub_secrets(text)
+    return out, sum(r.count for r in found)
+
+
+# Short fields repeat from note to note (a file's path, an author, a branch): what the filter
+# made of one is remembered (it is a function of the text). A third of a backfill's Python time
+# was the filter, most of it on the same paths again.
+_REPEATED = 300
+_scrubbed = lru_cache(maxsize=16384)(_scrub)
 
 
 def _clean(text: str) -> str:
@@ -203,5 +216,6 @@ def note_write(info: CommitInfo, ctx: NoteContext) -> Write:
     if problems or meta.get("sha") != info.sha:
         detail = problems[0] if problems else "the note reads back a different sha"
         raise NoteInvalid(f"the note for {info.sha[:12]} does not match the schema: {detail}")
-    subject = _one_line(_scrubbed_message(info.message)[0])[:72]
+    # the whole message redacted at once, as render did (remembered for a short message)
+    subject = _one_line(_scrubbed_message(info.message, _Redactor())[0])[:72]
     return Write({note_path(info): text.encode()}, f"note {info.sha[:7]} {subject}")

@@ -74,7 +74,11 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a front matter value")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one, not one per value
+# One decoder for every value: json.loads with a keyword argument builds a new decoder per
+# call, which was a third of the time of reading a note (82k notes: 4 s of 15 s).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+# A string with nothing to unescape (most values): what the decoder would return, without it.
+_PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 
 
 def parse(text: str, keys: frozenset[str] | None = None) -> tuple[dict[str, Any], str]:
@@ -100,6 +104,9 @@ def parse(text: str, keys: frozenset[str] | None = None) -> tuple[dict[str, Any]
         if not sep or not key or key in meta or (keys is not None and key not in keys):
             continue
         raw = raw.strip()
+        if _PLAIN_STRING.fullmatch(raw):
+            meta[key] = raw[1:-1]
+            continue
         try:
             meta[key] = _DECODER.decode(raw)
         except ValueError:

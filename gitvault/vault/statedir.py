@@ -59,6 +59,11 @@ FOLD_BUDGET = "fold-budget.json"  # characters sent to a model today and in tota
 FOLD_LEASE = "fold.lease"
 FOLD_LOG = "fold.log"  # a background fold's output
 VERIFY = "verify.json"  # `gitvault verify`'s results, keyed by the digest blob they checked
+# The mined history (gitvault.fold.history): every note as the miner and the truth model read
+# it, with the miner's counts; an SQLite cache brought forward as notes arrive, rebuilt from the
+# vault whenever it is missing, corrupt, of another format or behind a rewritten history.
+MINED = "mined.sqlite"
+MINED_LOCK = "mined.lock"
 
 # -- memory -----------------------------------------------------------------------------------
 SEARCH_INDEX = "search.sqlite"  # `gitvault search`'s FTS5 index: a cache, rebuilt from the vault
@@ -148,6 +153,8 @@ FILES = (
     FOLD_LEASE,
     FOLD_LOG,
     VERIFY,
+    MINED,
+    MINED_LOCK,
     SEARCH_INDEX,
     SEARCH_LOCK,
     PATH_INDEX,
@@ -260,7 +267,8 @@ def agent_file(agent: str, what: str) -> str:
 # Not rewritten by replace_text: caches dropped and rebuilt whole instead (bytes replaced in an
 # SQLite file would corrupt it), the launcher, the scratch repositories of fetches, and the
 # files an flock is held on (they name a holder, never vault text).
-_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, "bin", CHAINED_HOOKS, SYNC_INCOMING, READY)
+# SQLite caches are dropped and rebuilt by a redaction, never edited as bytes (MINED: fold/history)
+_NOT_TEXT = (SEARCH_INDEX, PATH_INDEX, MINED, "bin", CHAINED_HOOKS, SYNC_INCOMING, READY)
 _HELD_SUFFIXES = (".lock", ".lease", ".pid")
 REPLACE_LIMIT = 64 * 1024 * 1024
 

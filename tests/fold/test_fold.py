@@ -10,12 +10,14 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from gitvault.fold import items as items_mod
 from gitvault.resolve import resolve
+from gitvault.vault.locking import file_lock
 from gitvault.vault.store import Vault
 from tests.support.memory import (
     CATEGORIES,
@@ -307,6 +309,31 @@ def test_background_fold_is_detached_and_lease_guarded(repo: Repo, standin: Stan
     log = (repo.state_dir / "fold.log").read_text()
     assert "folded 4 of 4 items" in log
     assert_folded_exactly_once(repo, standin)
+
+
+def test_a_background_fold_that_finds_one_running_leaves_at_once_and_reports_no_failure(
+    repo: Repo,
+) -> None:
+    """Two session ends at once: the lease lets one fold run; the other leaves without
+    waiting for it and is no failure (`status` shows the failure log)."""
+    backfilled_repo(repo, 3)
+    set_config(repo, "fold", merger="builtin")
+    with file_lock(repo.state_dir / "fold.lease", block=False) as held:
+        assert held
+        started = time.monotonic()
+        second = subprocess.run(
+            [PYTHON, "-m", "gitvault.hook", "fold", str(repo.path)],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        took = time.monotonic() - started
+    assert second.returncode == 0 and "another fold is running" in second.stdout, second
+    assert took < 10, f"it waited {took:.1f} s for the running fold"
+    log = repo.state_dir / "log"
+    assert not log.exists() or "fold failed" not in log.read_text()
+    assert not fold_commits(repo)
 
 
 # --------------------------------------------------------------------------- cost controls

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from gitvault.fold import items as items_mod
 from gitvault.notes import render
 from gitvault.resolve import resolve
+from gitvault.vault import layout
 from gitvault.vault.store import Vault
 from tests.support.repos import Repo
 
@@ -30,16 +31,35 @@ def _note(i: int, when: int) -> tuple[str, bytes]:
     return render.note_path(info), text.encode()
 
 
-def test_items_at_reads_at_most_max_notes_even_inside_one_day(repo: Repo) -> None:
+def test_an_offline_fold_counts_what_is_new_without_reading_a_note(repo: Repo) -> None:
+    """unread_items: the items at a tip that were not at an earlier one, forgotten ones left
+    out, each note known by its path and the commit date the caller knows (else its date
+    folder's): what the builtin merger's fold counts while it mines the mined history."""
     day = 86_400
-    newest, older = 1_750_000_000, 1_750_000_000 - 3 * day
-    files = dict(_note(i, newest + i) for i in range(5))  # five notes on the newest day
-    files.update(_note(10 + i, older + i) for i in range(3))
+    when = 1_750_000_000
     vault = Vault(resolve(repo.path))
-    vault.commit(dict(files), "note: a few")
+    first = dict(_note(i, when + i * day) for i in range(3))
+    vault.commit(dict(first), "note: three")
+    mark = vault.require_tip()
+    second = dict(_note(10 + i, when + (10 + i) * day) for i in range(2))
+    vault.commit(dict(second), "note: two")
     tip = vault.require_tip()
-    newest_day = {p for p in files if p.startswith(next(iter(files)).rsplit("/", 1)[0])}
-    got = items_mod.items_at(vault, tip, max_notes=4)
-    assert len(got) == 4, "a day with more notes than were left read on into the whole vault"
-    assert {i.path for i in got} <= newest_day
-    assert len([i for i in items_mod.items_at(vault, tip) if i.kind == "note"]) == 8
+    asked: list[list[str]] = []
+
+    def dates(paths: list[str]) -> dict[str, int]:
+        asked.append(sorted(paths))
+        return {paths[0]: int(datetime(2025, 6, 15, 12, tzinfo=UTC).timestamp())}
+
+    new = items_mod.unread_items(vault, mark, tip, dates)
+    assert sorted(i.path for i in new) == sorted(second) == asked[0]
+    assert all(i.kind == "note" and i.text == "" for i in new)  # counted, not read
+    dated = {i.path: i.when for i in new}
+    assert dated[asked[0][0]] == int(datetime(2025, 6, 15, 12, tzinfo=UTC).timestamp())
+    other = asked[0][1]
+    assert dated[other] == items_mod.folder_time(other)  # its date folder's day
+    everything = items_mod.unread_items(vault, None, tip, lambda paths: {})
+    assert sorted(i.path for i in everything if i.kind == "note") == sorted(first | second)
+    gone = sorted(second)[0]
+    vault.commit({layout.tombstone_path(f"c:{layout.note_sha(gone)}"): b"forgotten\n"}, "forget")
+    later = items_mod.unread_items(vault, mark, vault.require_tip(), lambda paths: {})
+    assert [i.path for i in later] == sorted(second)[1:]  # a forgotten note is never counted

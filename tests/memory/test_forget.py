@@ -174,10 +174,17 @@ def test_redact_rewrites_every_version_and_records_it(repo: Repo) -> None:
     sha, slug = _leak(repo)
     assert SECRET in repo.git("log", "-p", "vault")
     old_tip = repo.vault_tip()
+    mined = repo.state_dir / "mined.sqlite"
+    assert SECRET.encode() in mined.read_bytes()  # the fold's mined history holds the subject
     result = cli_in(repo, "redact", f"c:{sha[:7]}", "--pattern", SECRET, "--yes", "--json")
     assert result.code == 0, result
     data = result.json("redact")
     assert data["versions"] >= 2 and data["messages"] >= 1
+    # No local file holds it: caches (the mined history, the indexes) dropped and rebuilt.
+    held = [
+        p for p in repo.state_dir.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()
+    ]
+    assert held == []
     history = repo.git("log", "-p", "--all-match", "vault")
     assert SECRET not in history
     assert SECRET not in repo.git("log", "--format=%B", "vault")

@@ -9,7 +9,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitvault.fold import mine
+from gitvault.fold import history
 from gitvault.fold.items import _compact_note
 from gitvault.notes import commits, render
 from gitvault.vault import frontmatter, notebody
@@ -79,13 +79,14 @@ def test_a_subject_starting_with_a_hash_keeps_it_in_the_fold_items() -> None:
 
 
 def test_the_miner_reads_notes_through_parse_body() -> None:
-    from gitvault.fold.items import Item
-
-    text = render.render(_info("feat: add x", "because y", [("x.py", 3)]), render.NoteContext())
-    meta, body = frontmatter.parse(text)
-    item = Item("note", "c:ccccccc", "notes/x.md", "v" * 40, 0, "", meta, body)
-    (commit,) = mine.commits([item])
-    assert (commit.subject, commit.body, commit.files) == ("feat: add x", "because y", ("x.py",))
+    text = render.render(
+        _info("feat: add x", "because y\n\nThis reverts commit " + "d" * 40 + ".", [("x.py", 3)]),
+        render.NoteContext(),
+    )
+    note = history.parse_note(render.note_path(_info("feat: add x", "", [])), text)
+    assert note is not None
+    assert (note.subject, note.first_line, note.files) == ("feat: add x", "because y", ("x.py",))
+    assert note.reverts == ("d" * 40,) and note.sha == "c" * 40
 
 
 def test_a_secret_in_a_committed_file_name_is_redacted_in_the_note_and_its_commit() -> None:
