@@ -37,8 +37,8 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     for floor in (
         "(package) errors",  # (package): gitvault/__init__.py, the version; the exception root
         "resolve resources",  # which vault this is; the package's data files
+        "scrub",  # the secret filter (imports nothing of gitvault; vault commits name it)
         "vault",  # the branch, git, files, the state folder, child processes
-        "scrub",  # the secret filter
         "notes memory",  # commit → note; session text in, recall out
         "pathrecall",  # what the vault knows per project path: the index, the edit-time block
         "fold sync",  # the digest rewrite; the vault exchange
