@@ -46,6 +46,10 @@ bench-fold *args:
 bench-real *args:
     {{python}} -m bench.real {{args}}
 
+# The same replay, recorded: its table and judged rows into BENCHMARKS.md (section "real").
+bench-real-record *args:
+    {{python}} bench/run.py --only real {{args}}
+
 # The whole loop on a scratch repository, offline.
 demo:
     {{python}} -m gitvault demo
