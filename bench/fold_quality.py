@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +87,17 @@ def _history(commits: int, seed: int = 11) -> bytes:
     t = START
     files: dict[str, int] = {}
 
-    def commit(ref: str, subject: str, body: str, changes: list[str], parents: list[str]) -> str:
+    def commit(
+        ref: str,
+        subject: str,
+        body: str,
+        changes: list[str],
+        parents: list[str],
+        *,
+        brought: Sequence[str] = (),
+    ) -> str:
+        """A commit changing `changes`; a merge lists what its branch `brought` as it is there
+        (fast-import builds a commit's tree from its first parent only)."""
         nonlocal mark, t
         mark += 1
         t += rng.randint(600, int(5 * 365 * DAY / max(commits, 1)))
@@ -105,8 +115,9 @@ def _history(commits: int, seed: int = 11) -> bytes:
             chunk += f"from {parents[0]}\n".encode()
             for p in parents[1:]:
                 chunk += f"merge {p}\n".encode()
-        for path in changes:
-            files[path] = files.get(path, 0) + 1
+        for path in [*changes, *brought]:
+            if path in changes:
+                files[path] = files.get(path, 0) + 1
             content = f"{path} v{files[path]}\n".encode()
             chunk += f"M 100644 inline {path}\ndata {len(content)}\n".encode() + content
         out.append(chunk + b"\n")
@@ -126,6 +137,7 @@ def _history(commits: int, seed: int = 11) -> bytes:
         n = 1 if kind < 0.6 else rng.randint(2, 3)
         tip = head
         subjects = []
+        touched: list[str] = []  # what the pull request changed, in order
         for k in range(n):
             verb = rng.choice(verbs)
             if mod == "parser" and rng.random() < 0.5:
@@ -141,6 +153,7 @@ def _history(commits: int, seed: int = 11) -> bytes:
             if mod == "shell":
                 changes.append(f"{PKG}/_compat.py")  # always together
             tip = commit(branch, subject, f"Closes #{pr}." if k == 0 else "", changes, [tip])
+            touched += [c for c in changes if c not in touched]
             subjects.append(subject)
             made += 1
         if n > 1 or rng.random() < 0.5:
@@ -150,18 +163,27 @@ def _history(commits: int, seed: int = 11) -> bytes:
                 subjects[-1],
                 [],
                 [head, tip],
+                brought=touched,
             )
             made += 1
-        else:
-            head = commit("refs/heads/main", subjects[0], "", [f"{PKG}/{mod}.py"], [head])
+        else:  # squashed onto main: the pull request's whole change in one commit
+            head = commit("refs/heads/main", subjects[0], "", touched, [head])
         if made >= next_release:
             next_release += 400
+            version = f"8.{made // 400}.0"
             head = commit(
                 "refs/heads/main",
-                f"Release version 8.{made // 400}.0",
+                f"Release version {version}",
                 "",
                 ["CHANGES.rst", f"{PKG}/__init__.py"],
                 [head],
+            )
+            tag = f"Release {version}\n".encode()
+            out.append(
+                f"tag {version}\nfrom {head}\ntagger Dev 0 <dev0@example.com> {t} +0000\n".encode()
+                + f"data {len(tag)}\n".encode()
+                + tag
+                + b"\n"
             )
             made += 1
         if made >= 0.8 * commits and not reverted_subject:
@@ -296,7 +318,7 @@ def long_history(root: Path, commits: int) -> Scenario:
             ("gotcha: the revert", r"Reverted on .*lazy plugin loading"),
             ("gotcha: fix hot spot", r"parser\.py needed \d+ fixes"),
             ("state: the feature branch", r"shell-completion"),
-            ("state: latest release", r"Latest release commit"),
+            ("state: latest release", r"Latest release: 8\.\d+\.0"),
         ],
         gone=[
             ("superseded decision (LRU dict)", r"Cache parse results in an LRU dict"),

@@ -30,6 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     if args[:2] == ["git", "drain"]:
         if "--detach" in args:
             _leave_gits_group()
+            if args[2:3]:  # a burst of commits ends before the writers load (notes/burst)
+                from gitvault.notes import burst
+                from gitvault.resolve import STATE_DIRNAME
+                from gitvault.vault.statedir import SPOOL
+
+                burst.settle(f"{args[2]}/{STATE_DIRNAME}/{SPOOL}")
         from gitvault.notes import drain
 
         code = drain.main(args[2:])

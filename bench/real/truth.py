@@ -390,9 +390,14 @@ class Judge:
         return None
 
     def _paths(self, v: LineVerdict, text: str) -> None:
-        gone_said = bool(_GONE.search(text))
+        named = self.named_paths(text)
+        # The line's own words, not a name's: src/gone.py or `removed_helper` says nothing.
+        words = _BACKTICK.sub(" ", text)
+        for _, path in sorted(named, key=lambda kp: -len(kp[1])):
+            words = words.replace(path, " ")
+        gone_said = bool(_GONE.search(words))
         h = self.h
-        for kind, path in self.named_paths(text):
+        for kind, path in named:
             if kind == "glob":
                 pool = h.head_files if "/" in path else h.head_basenames
                 ok = any(fnmatch.fnmatchcase(p, path) for p in pool)

@@ -497,6 +497,15 @@ def _ever_existed(named: Named, ground: Ground) -> bool:
     return named.path in record.ever_paths or named.path in record.ever_dirs
 
 
+def says_gone(text: str, paths: list[Named]) -> bool:
+    """The line says in its own words that a path is gone, renamed or moved: a word of a name
+    (src/gone.py, `removed_helper`) says nothing."""
+    words = _TICKED.sub(" ", text)
+    for named in sorted(paths, key=lambda n: -len(n.path)):
+        words = words.replace(named.path, " ")
+    return bool(_GONE.search(words))
+
+
 def is_revert_line(text: str) -> bool:
     """The claim is about a revert (in its own words: a quoted subject saying "Revert" is
     history's, not the line's)."""
@@ -582,8 +591,9 @@ def _check_reverts(result: LineCheck, text: str, cited: Mapping[str, str], groun
 
 
 def _check_paths(result: LineCheck, text: str, ground: Ground, *, plans: bool) -> None:
-    gone_said = bool(_GONE.search(text))
-    for named in named_paths(text, ground):
+    paths = named_paths(text, ground)
+    gone_said = says_gone(text, paths)
+    for named in paths:
         if _path_exists(named, ground):
             continue
         ever = _ever_existed(named, ground)

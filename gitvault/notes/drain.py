@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from gitvault.notes import quarantine, render, walk
+from gitvault.notes import burst, quarantine, render, walk
 from gitvault.notes.commits import read_commits
 from gitvault.notes.index import already_written
 from gitvault.resolve import Location
@@ -401,7 +401,9 @@ def _drain(
             try:
                 drainer = Drainer(loc)
                 try:
-                    while drainer.drain_once() or drainer.walk() or _more_within(state, linger):
+                    while _settled(state, linger) and (
+                        drainer.drain_once() or drainer.walk() or _more_within(state, linger)
+                    ):
                         pass
                 finally:
                     merged += [d for d in drainer.merged if d not in merged]
@@ -457,6 +459,13 @@ def _spool_waiting(state: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(info.st_mode) and info.st_size > 0
+
+
+def _settled(state: Path, linger: float) -> bool:
+    """A background drainer (one that lingers) lets a burst of commits end before each pass."""
+    if linger:
+        burst.settle(str(state / SPOOL))
+    return True
 
 
 def _more_within(state: Path, seconds: float) -> bool:

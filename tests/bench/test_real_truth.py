@@ -308,3 +308,19 @@ def test_at_least_n_is_true_of_a_larger_count(repo: tuple[Builder, History]) -> 
     assert judge_line(h, f"- src/app/core.py needed at least 1 fixes (c:{cite})").status == "pass"
     assert judge_line(h, f"- src/app/core.py needed 1 fixes (c:{cite})").status == "pass"  # ±2
     assert judge_line(h, f"- src/app/core.py needed at least 9 fixes (c:{cite})").status == "fail"
+
+
+def test_a_name_holding_a_word_like_gone_does_not_say_it_is_gone(
+    repo: tuple[Builder, History],
+) -> None:
+    """The judge reads "gone" in the line's own words only: a deleted tox.ini named beside a
+    folder called gone/ or a file called removed_cases.py is still checked against HEAD."""
+    b, h = repo
+    for other in ("gone/", "src/app/removed_cases.py", "`moved_helper`"):
+        verdict = judge_line(h, f"- The runner reads tox.ini and {other} (c:{b.short('init')})")
+        assert any("tox.ini does not exist at HEAD" in r for r in verdict.reasons), (
+            other,
+            verdict.reasons,
+        )
+    said = judge_line(h, f"- tox.ini was removed in the move to pytest (c:{b.short('init')})")
+    assert not any("tox.ini does not exist" in r for r in said.reasons), said.reasons

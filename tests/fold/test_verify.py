@@ -94,3 +94,24 @@ def test_verify_finds_every_kind_of_stale_line_and_fix_repairs_it(repo: Repo) ->
 def test_verify_without_a_digest_checks_nothing(repo: Repo) -> None:
     result = repo.gv("verify")
     assert result.code == 0 and "0 digest line(s) checked" in result.out
+
+
+def test_a_name_holding_a_word_like_gone_is_still_checked(repo: Repo) -> None:
+    """Only the line's own words can say a path is gone: a deleted file or folder whose name
+    holds "gone", "removed", "moved" or "deleted" is stale like any other, and a line that
+    says in its words that such a path was removed stays true."""
+    names = ["src/gone.py", "src/removed_items.py", "lib/moved/x.py", "deleted.cfg"]
+    made = repo.commit("Add the helpers", {name: "X = 1\n" for name in names})
+    repo.git("rm", "-q", *names)
+    repo.git("commit", "-q", "-m", "Drop the helpers")
+    repo.wait_for_notes([made])
+    claims = [f"- Helpers sit in {name} (c:{made[:7]})" for name in names]
+    said = f"- src/gone.py was removed with the other helpers (c:{made[:7]})"
+    ticked = f"- Helpers sit in `lib/moved/x.py` (c:{made[:7]})"
+    _write_digest(repo, [*claims, said, ticked])
+    result = repo.gv("verify", "--json")
+    found = {entry["line"]: entry for entry in result.json("verify")["lines"]}
+    for line, name in zip([*claims, ticked], [*names, "lib/moved/x.py"], strict=True):
+        assert found[line]["status"] == "stale", found[line]
+        assert f"{name} no longer exists" in " ".join(found[line]["reasons"])
+    assert found[said]["status"] == "ok", found[said]
