@@ -217,7 +217,7 @@ def save(
             ledger.store(loc, state)
     from gitvault.pathrecall.index import update_quietly
 
-    update_quietly(loc)  # the session's decisions and next steps, for the edit-time block
+    update_quietly(loc, rebuild_here=False)  # the session's decisions, steps: edit time
     from gitvault.memory import ready
 
     ready.after_change(loc)  # and for the next session start's block

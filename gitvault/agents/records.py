@@ -15,7 +15,6 @@ writer reads their subjects from git), the transcript's path and how far the led
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from gitvault.resolve import Location
 
 FORMAT = 1
-SYNC_ENV = "GITVAULT_SYNC"  # set (tests, the demo): the record is written before the hook ends
 
 
 def spool(loc: Location, request: dict[str, Any]) -> str:
@@ -40,30 +38,15 @@ def spool(loc: Location, request: dict[str, Any]) -> str:
 
 
 def write_soon(loc: Location) -> None:
-    """Have the spooled requests written: here when the caller asks for it (SYNC_ENV), else by
+    """Have the spooled requests written: here when the caller asks for it (GITVAULT_SYNC), else by
     a detached drainer (which also writes what a dead writer left). Never raises."""
-    value = os.environ.get(SYNC_ENV)
-    if value and value not in ("0", "false"):
+    from gitvault.notes.background import in_foreground, start_drainer
+
+    if in_foreground():
         written(loc)
         return
-    from gitvault.vault import processes
-    from gitvault.vault.locking import log_failure
 
-    try:
-        out = os.open(os.devnull, os.O_WRONLY)
-        try:
-            # -P: the folder it runs in (the common git dir, which holds a folder named
-            # gitvault) is not put on sys.path.
-            processes.spawn_detached(
-                [sys.executable, "-P", "-m", "gitvault.hook", "git", "drain", str(loc.common_dir)],
-                cwd=loc.common_dir,
-                env=dict(os.environ),
-                output=out,
-            )
-        finally:
-            os.close(out)
-    except OSError as exc:
-        log_failure(loc.state_dir, f"session record left for the next drainer: {exc}")
+    start_drainer(loc, "session record")
 
 
 def pending(loc: Location) -> list[str]:

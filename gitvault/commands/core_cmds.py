@@ -184,7 +184,7 @@ def backfill(
     if result.written:
         from gitvault.pathrecall.index import update_quietly
 
-        update_quietly(loc)
+        update_quietly(loc)  # a backfill is long work the user waits for: built with it
         from gitvault.memory import ready
 
         ready.after_change(loc)

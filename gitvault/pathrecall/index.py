@@ -197,6 +197,7 @@ class Updated(NamedTuple):
     removed: int = 0
     rebuilt: bool = False
     reason: str = ""
+    deferred: bool = False  # a rebuild was due and left to the caller (update(rebuild=False))
 
 
 # -- parsing what the vault holds ----------------------------------------------------------
@@ -482,8 +483,9 @@ class PathIndex:
             return False
 
     # -- updating ------------------------------------------------------------------------
-    def update(self) -> Updated:
-        """Bring the index up to the vault's tips (or rebuild it). Returns what changed."""
+    def update(self, *, rebuild: bool = True) -> Updated:
+        """Bring the index up to the vault's tips (or rebuild it; with rebuild=False, a
+        rebuild that is due is only reported, as deferred). Returns what changed."""
         tips = self.tips()
         if self.path.exists():
             try:
@@ -503,9 +505,9 @@ class PathIndex:
                     "another gitvault process has been updating the path index for a minute",
                     hint="try again",
                 )
-            return self._update_locked(self.tips())
+            return self._update_locked(self.tips(), rebuild)
 
-    def _update_locked(self, tips: dict[str, str]) -> Updated:
+    def _update_locked(self, tips: dict[str, str], rebuild: bool = True) -> Updated:
         reason = "no index yet"
         if self.path.exists():
             try:
@@ -543,6 +545,8 @@ class PathIndex:
                 reason = "a tombstone was removed"
             except sqlite3.DatabaseError as exc:
                 reason = f"the index could not be read ({exc})"
+        if not rebuild:
+            return Updated(None, reason=reason, deferred=True)
         return self._rebuild(tips, reason)
 
     def _rebuild(self, tips: dict[str, str], reason: str) -> Updated:
@@ -1081,13 +1085,21 @@ def knows(loc: Location, path: str) -> bool | None:
     return known.knows(loc.state_dir / statedir.KNOWN_PATHS, path)
 
 
-def update_quietly(loc: Location) -> Updated | None:
+def update_quietly(loc: Location, *, rebuild_here: bool = True) -> Updated | None:
     """Bring the index up to date, logging instead of raising (drain, fold, sync and save call
-    this after they wrote: the index must never fail the write it follows)."""
+    this after they wrote: the index must never fail the write it follows). A command the user
+    waits for passes rebuild_here=False: an index to build whole (none yet, a rewritten
+    history) is then built by a background drainer, not on the user's time."""
+    from gitvault.notes.background import in_foreground
     from gitvault.vault.locking import log_failure
 
     try:
-        return PathIndex(loc).update()
+        updated = PathIndex(loc).update(rebuild=rebuild_here or in_foreground())
+        if updated.deferred:
+            from gitvault.notes.background import start_drainer
+
+            start_drainer(loc, f"path index to build ({updated.reason})")
+        return updated
     except (GitvaultError, sqlite3.Error, OSError) as exc:
         detail = exc.message if isinstance(exc, GitvaultError) else f"{type(exc).__name__}: {exc}"
         log_failure(loc.state_dir, f"path index not updated: {detail}")

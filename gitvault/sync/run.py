@@ -146,7 +146,7 @@ def sync(
         )
     from gitvault.pathrecall.index import update_quietly
 
-    update_quietly(loc)  # what arrived, for the edit-time block
+    update_quietly(loc, rebuild_here=False)  # what arrived, for the edit-time block
     from gitvault.memory import ready
 
     ready.after_change(loc)  # and for the next session start
