@@ -3,16 +3,19 @@ already has a vault): the same queries, scoring and `git log` baseline as the fu
 each query answered in this process through the CLI's own fast path (`search_fast`), so a
 change to ranking is measured in seconds, not in a new backfill.
 
-    python -m bench.real.requery REPO [--name NAME] [--seed N] [--per-kind N]
-                                      [--kind KIND …] [--skip KIND …] [--show KIND …] [--json PATH]
+    python -m bench.real.requery REPO [--name NAME] [--seed N] [--per-kind N] [--kind KIND …]
+                                      [--skip KIND …] [--show KIND …] [--why KIND …] [--json PATH]
     python -m bench.real.requery REPO --rebuild [N]     time N rebuilds of the index, nothing else
 
 REPO: the replayed clone (the sandbox's `repo-<name>`). Its sandbox's private HOME and git
 config are used when REPO sits in one (`<sandbox>/repo-<name>`, or `<root>/repo` beside a
 `gitconfig`). Prints hit@3 and MRR@10 per kind for gitvault and for the baseline, the CPU
 seconds of the queries (median and total, in this process: no start-up), and the load average.
-`--show KIND` lists each query of that kind with its rank; it refuses the held-out kinds (their
-per-query results are not for tuning: README's held-out rule).
+`--show KIND` lists each query of that kind with its rank; `--why KIND`, for each query of that
+kind gitvault does not answer in its first 3, what ranked above the gold (score, the query's
+terms each result holds, the matching passage), where the gold stood among the first 200 and
+what it held, next to the baseline's first 3. Both refuse the held-out kinds (their per-query
+results are not for tuning: README's held-out rule).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ if __package__ in (None, ""):  # run as a script
 from bench.real import queries as queries_mod  # noqa: E402
 from bench.real.history import History  # noqa: E402
 from bench.real.sandbox import isolated_env, load_average  # noqa: E402
-from bench.real.searcheval import evaluate  # noqa: E402
+from bench.real.searcheval import evaluate, result_sha  # noqa: E402
 from gitvault.commands import search_fast  # noqa: E402
 from gitvault.memory import search  # noqa: E402
 from gitvault.resolve import resolve  # noqa: E402
@@ -67,6 +70,60 @@ class InProcess:
         return code, out.getvalue().encode(), b"", seconds
 
 
+WHY_DEPTH = 200  # results looked through for the gold when explaining a miss
+
+
+def explain(
+    history: History,
+    words: list[str],
+    gold: list[str],
+    baseline: list[str],
+    run: InProcess,
+    top: int = 3,
+) -> list[str]:
+    """Why gitvault misses a query: its first `top` results (score, the query's terms each
+    holds, the matching passage), the gold's rank among the first WHY_DEPTH and what it held,
+    and the baseline's first `top` (full or short SHAs) — all from the CLI's own JSON answer."""
+    code, out, err, _ = run(["search", "--json", "-n", str(WHY_DEPTH), *words])
+    lines = [f"? {' '.join(words)}"]
+    if code != 0:
+        lines.append(f"    refused: {err.decode('utf-8', 'replace')}")
+        return lines
+    data = json.loads(out)["data"]
+    lines.append(f"    terms: {' '.join(data['terms'])}")
+
+    def subject(sha: str | None) -> str:
+        commit = history.by_sha.get(sha or "")
+        return commit.subject[:90] if commit else "(not a commit)"
+
+    def described(rank: int, result: dict[str, object], sha: str | None) -> str:
+        mark = "GOLD" if sha in gold else "    "
+        matched = " ".join(str(t) for t in result["matched"])  # type: ignore[attr-defined]
+        title = subject(sha) if sha else str(result["title"])[:90]
+        return (
+            f"    {rank:>3} {mark} {result['score']:>7} [{matched}] {title}\n"
+            f"                 {str(result['snippet'])[:150]}"
+        )
+
+    results: list[dict[str, object]] = data["results"]
+    shas = [result_sha(history, r) for r in results]
+    for rank, (result, sha) in enumerate(zip(results[:top], shas[:top], strict=True), start=1):
+        lines.append(described(rank, result, sha))
+    found = [
+        (rank, result, sha)
+        for rank, (result, sha) in enumerate(zip(results, shas, strict=True), start=1)
+        if sha in gold or any(history.merged(sha, g) for g in gold if sha)
+    ]
+    if found:
+        lines.extend(described(rank, result, sha) for rank, result, sha in found[:2] if rank > top)
+    else:
+        lines.append(f"    gold not among the first {WHY_DEPTH} shown: {subject(gold[0])}")
+    for ident in baseline[:top]:
+        sha = history.resolve(ident)
+        lines.append(f"    git log: {'GOLD' if sha in gold else '    '} {subject(sha)}")
+    return lines
+
+
 def rebuild() -> None:
     """One rebuild of the search index of the repository in the current directory, measured:
     this process's CPU, git's (the children it waited for), wall time, size, peak RSS."""
@@ -97,12 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kind", action="append", default=[], help="only these kinds (repeatable)")
     p.add_argument("--skip", action="append", default=[], help="leave these kinds out")
     p.add_argument("--show", action="append", default=[], help="list this kind's queries")
+    p.add_argument("--why", action="append", default=[], help="explain this kind's misses")
     p.add_argument("--json", type=Path, help="write every kind's scores here")
     p.add_argument("--rebuild", type=int, nargs="?", const=1, default=0, metavar="N")
     args = p.parse_args(argv)
-    held = [k for k in args.show if "held-out" in k]
+    held = [k for k in args.show + args.why if "held-out" in k]
     if held:
-        print(f"--show {held[0]}: held-out results are reported in aggregate only", file=sys.stderr)
+        print(f"{held[0]}: held-out results are reported in aggregate only", file=sys.stderr)
         return 2
     repo = args.repo.resolve()
     env = sandbox_env(repo)
@@ -152,6 +210,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {row['gitvault_rank'] or '-':>2} {row['baseline_rank'] or '-':>2}  "
                 f"{' '.join(row['words'])}"  # type: ignore[arg-type]
             )
+    for row in result.queries:
+        rank = row["gitvault_rank"]
+        if row["kind"] in args.why and (rank is None or rank > 3):  # type: ignore[operator]
+            words, gold = row["words"], row["gold"]
+            base = row["baseline_top"]
+            assert isinstance(words, list) and isinstance(gold, list) and isinstance(base, list)
+            print("\n".join(explain(history, words, gold, base, runner)))
     if args.json:
         args.json.write_text(json.dumps(result.as_json(), indent=1), encoding="utf-8")
     return 0

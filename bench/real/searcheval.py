@@ -98,11 +98,11 @@ def gitvault_answer(
         return Answer([], f"no JSON answer: {first[0] if first else '(empty)'}"[:200], seconds)
     ranked: list[str | None] = []
     for result in data.get("data", {}).get("results", []):
-        ranked.append(_result_sha(history, result))
+        ranked.append(result_sha(history, result))
     return Answer(ranked, "", seconds)
 
 
-def _result_sha(history: History, result: dict[str, object]) -> str | None:
+def result_sha(history: History, result: dict[str, object]) -> str | None:
     path = result.get("path")
     if isinstance(path, str):
         sha = layout.note_sha(path)

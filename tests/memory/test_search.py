@@ -304,6 +304,37 @@ def test_a_word_said_in_the_message_outranks_one_only_in_a_touched_path(repo: Re
     assert _ids(cli_in(repo, "search", "parser", "--json"))[0] == f"c:{title[:7]}"
 
 
+def test_a_message_holding_every_word_asked_for_outranks_one_word_in_a_short_subject(
+    repo: Repo,
+) -> None:
+    # Coverage first: a long message that says all three words is what was asked for; a short
+    # subject holding one of them is not, however rare the word (git/git's long messages were
+    # found below notes matching one word in their subject, where `git log --grep` found them).
+    filler = " ".join(f"step{i} of the walk is described here" for i in range(30))
+    long = repo.commit(
+        f"Tidy the object walker\n\n{filler}\n\nA quarantine directory may vanish; its fanout "
+        "is rebuilt and the liveliness of each child checked.",
+        {"walker.c": "x\n"},
+    )
+    short = [
+        repo.commit("Quarantine cleanup", {"q.c": "1\n"}),
+        repo.commit("Fanout tweak", {"f.c": "2\n"}),
+        repo.commit("Liveliness probe", {"l.c": "3\n"}),
+    ]
+    for i in range(8):
+        repo.commit(f"Bump release {i}", {"VERSION": f"{i}\n"})
+    data = cli_in(repo, "search", "quarantine", "fanout", "liveliness", "--json").json("search")
+    ids = [r["id"] for r in data["results"]]
+    # Each short subject holds a third of what the long message holds: below SHOW_SHARE.
+    assert ids == [f"c:{long[:7]}"], data["results"]
+    assert data["results"][0]["partial"] is False
+    two = cli_in(repo, "search", "quarantine", "fanout", "--json").json("search")["results"]
+    assert [r["id"] for r in two][0] == f"c:{long[:7]}", two
+    assert {r["id"] for r in two[1:]} == {f"c:{short[0][:7]}", f"c:{short[1][:7]}"}
+    # One word asked for: where it stands still decides (the subject first).
+    assert _ids(cli_in(repo, "search", "fanout", "--json"))[0] == f"c:{short[1][:7]}"
+
+
 def test_copies_of_one_change_under_the_same_subject_are_one_result(repo: Repo) -> None:
     base = repo.head()
     first = repo.commit("Fix the pager colour detection", {"pager.py": "1\n"})

@@ -1,0 +1,58 @@
+"""bench.real.requery's explanation of a miss, on a real repository with gitvault installed:
+what ranked above the gold (its score, the query's terms it holds), where the gold stood or
+that it was not shown, and the baseline's first results — read from the CLI's own answer."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.real.history import History  # noqa: E402
+from bench.real.requery import InProcess, explain  # noqa: E402
+from tests.support.repos import Repo  # noqa: E402
+
+
+def test_a_miss_is_explained_by_what_ranked_above_the_gold(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gold = repo.commit("Redesign fish completion", {"shell.py": "1\n"})
+    above = [
+        repo.commit(f"Fix fish completion options for {what}", {f"fish{i}.py": "x\n"})
+        for i, what in enumerate(("flags", "choices", "paths", "files"))
+    ]
+    for i in range(4):
+        repo.commit(f"Bump release {i}", {"VERSION": f"{i}\n"})
+    monkeypatch.chdir(repo.path)
+    history = History.load("tiny", repo.path, dict(os.environ))
+    lines = explain(
+        history, ["fish", "completion", "options"], [gold], [above[0][:10]], InProcess()
+    )
+    text = "\n".join(lines)
+    assert lines[0] == "? fish completion options", text
+    assert lines[1] == "    terms: fish completion options"
+    # The four fixes hold all three words, the gold two: it stood fifth, and says what it held.
+    ranked = [ln.split() for ln in lines[2:] if ln.split()[0].isdigit()]
+    assert [r[0] for r in ranked] == ["1", "2", "3", "5"], text
+    assert all(
+        "[fish completion options] Fix fish completion options for" in " ".join(r)
+        for r in ranked[:3]
+    ), text
+    assert ranked[-1][1] == "GOLD", text
+    assert "[fish completion] Redesign fish completion" in " ".join(ranked[-1]), text
+    assert lines[-1] == "    git log:      Fix fish completion options for flags"
+
+
+def test_a_gold_that_was_not_shown_is_said_to_be_missing(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gold = repo.commit("Tidy the parser", {"parser.py": "1\n"})
+    repo.commit("Fix the walker's fanout", {"walker.py": "2\n"})
+    monkeypatch.chdir(repo.path)
+    history = History.load("tiny", repo.path, dict(os.environ))
+    lines = explain(history, ["walker", "fanout"], [gold], [], InProcess())
+    assert lines[-1] == "    gold not among the first 200 shown: Tidy the parser", lines
