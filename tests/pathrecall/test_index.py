@@ -161,6 +161,32 @@ def test_rebuilt_when_missing_broken_of_another_format_or_rewritten(repo: Repo) 
     assert tokens is not None and all("lexer" not in c.subject for c in tokens.recent)
 
 
+def test_a_command_the_user_waits_for_leaves_a_whole_build_to_the_background(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sync, fold and save bring an index forward but never build one whole on the user's
+    time: with no index (a teammate's first sync after adopting a large vault), the update
+    is deferred and a background drainer builds it; an existing one is brought forward here."""
+    import time
+
+    from gitvault.pathrecall.index import update_quietly
+
+    _history(repo)
+    monkeypatch.delenv("GITVAULT_SYNC", raising=False)
+    index = _index(repo)
+    index.path.unlink(missing_ok=True)
+    loc = resolve(repo.path)
+    done = update_quietly(loc, rebuild_here=False)
+    assert done is not None and done.deferred and not done.rebuilt, done
+    deadline = time.monotonic() + 120
+    while not index.current() and time.monotonic() < deadline:
+        time.sleep(0.2)  # the background drainer's build
+    assert index.current() and index.facts("src/parser.py") is not None
+    repo.commit("Parse octal numbers", {"src/parser.py": "octal\n"})
+    ahead = update_quietly(loc, rebuild_here=False)
+    assert ahead is not None and not ahead.deferred and index.current(), ahead
+
+
 def test_text_from_the_vault_is_redacted_again_before_it_is_stored(repo: Repo) -> None:
     """A note another clone wrote without redaction (an older gitvault, a hand edit)."""
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
