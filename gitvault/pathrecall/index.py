@@ -499,7 +499,11 @@ class PathIndex:
         except GitvaultError as exc:
             raise IndexError_(exc.message, hint=exc.hint) from exc
         lock = self.loc.state_dir / statedir.PATH_INDEX_LOCK
-        with file_lock(lock, block=True, timeout=LOCK_TIMEOUT) as got:
+        # Without rebuild (a command the user waits for), a busy index is never waited for:
+        # another process is building or updating it, and a background drainer follows up.
+        with file_lock(lock, block=rebuild, timeout=LOCK_TIMEOUT) as got:
+            if not got and not rebuild:
+                return Updated(None, reason="another process is updating it", deferred=True)
             if not got:
                 raise IndexError_(
                     "another gitvault process has been updating the path index for a minute",

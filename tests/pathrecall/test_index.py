@@ -170,6 +170,7 @@ def test_a_command_the_user_waits_for_leaves_a_whole_build_to_the_background(
     import time
 
     from gitvault.pathrecall.index import update_quietly
+    from gitvault.vault.locking import file_lock
 
     _history(repo)
     monkeypatch.delenv("GITVAULT_SYNC", raising=False)
@@ -182,7 +183,11 @@ def test_a_command_the_user_waits_for_leaves_a_whole_build_to_the_background(
     while not index.current() and time.monotonic() < deadline:
         time.sleep(0.2)  # the background drainer's build
     assert index.current() and index.facts("src/parser.py") is not None
-    repo.commit("Parse octal numbers", {"src/parser.py": "octal\n"})
+    Vault(loc).commit({"sessions/2026-12-01-1000-x.md": b"# x\n"}, "a vault commit")  # the tip moves
+    with file_lock(loc.state_dir / statedir.PATH_INDEX_LOCK, block=False) as held:
+        assert held  # another process updating the index: never waited for
+        busy = update_quietly(loc, rebuild_here=False)
+        assert busy is not None and busy.deferred and "another process" in busy.reason, busy
     ahead = update_quietly(loc, rebuild_here=False)
     assert ahead is not None and not ahead.deferred and index.current(), ahead
 
