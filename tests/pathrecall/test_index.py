@@ -183,7 +183,8 @@ def test_a_command_the_user_waits_for_leaves_a_whole_build_to_the_background(
     while not index.current() and time.monotonic() < deadline:
         time.sleep(0.2)  # the background drainer's build
     assert index.current() and index.facts("src/parser.py") is not None
-    Vault(loc).commit({"sessions/2026-12-01-1000-x.md": b"# x\n"}, "a vault commit")  # the tip moves
+    # the vault moves on
+    Vault(loc).commit({"sessions/2026-12-01-1000-x.md": b"# x\n"}, "a vault commit")
     with file_lock(loc.state_dir / statedir.PATH_INDEX_LOCK, block=False) as held:
         assert held  # another process updating the index: never waited for
         busy = update_quietly(loc, rebuild_here=False)
