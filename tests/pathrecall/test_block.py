@@ -147,3 +147,22 @@ def test_files_changed_with_it_by_coincidence_are_not_listed(repo: Repo) -> None
     assert "test_core.py changed with it in 20 of 20 commits" in text
     assert "types.py 10" in text and "utils.py" in text, text  # in half of its commits: listed
     assert not [f"once{i}.py" for i in range(20) if f"once{i}.py" in text]
+
+
+def test_a_file_changed_with_it_more_than_once_is_listed_however_long_its_history(
+    repo: Repo,
+) -> None:
+    """Coupling is not a share of the file's commits: a file that changed with it twice in 30
+    commits is named (a long history must not hide what the next change may need), one that
+    changed with it once is not."""
+    for i in range(30):
+        files = {"core.py": f"{i}\n", "test_core.py": f"{i}\n", f"once{i}.py": "x\n"}
+        if i % 3 == 0:
+            files["utils.py"] = f"{i}\n"  # the two named first: test_core.py, utils.py
+        if i in (3, 17):
+            files["rarely.py"] = f"{i}\n"
+        repo.commit(f"Change core {i}", files, hooks=False)
+    assert cli_in(repo, "backfill").code == 0
+    text = _block(repo, "core.py")
+    assert "rarely.py 2" in text, text
+    assert not [f"once{i}.py" for i in range(30) if f"once{i}.py" in text]
