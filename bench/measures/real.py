@@ -15,16 +15,10 @@ from registry import Measure, Measured, Row, Target
 _ROOT = Path(__file__).resolve().parents[2]
 
 
-def _get(d: object, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(key)
-    return d
-
-
 def history_rows(name: str, h: dict[str, Any]) -> list[Row]:
     """The judged figures of one history's results (bench.real.run.measure)."""
+    from bench.real.report import dig as _get
+
     if h.get("status") != "measured":
         why = f"{h.get('status')}: {h.get('reason', '')}"[:300]
         return [Row(key=f"{name}-history", metric=f"{name}: replay", value=None, skipped=why)]

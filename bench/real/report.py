@@ -4,6 +4,7 @@ BENCHMARKS.md (`markdown_rows`, `markdown`), and the JSON results (the dict itse
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from bench.real.queries import KINDS
 
@@ -29,7 +30,8 @@ def _f(value: object, fmt: str = "{:.2f}", none: str = "—") -> str:
     return str(value)
 
 
-def _get(d: object, *keys: str) -> object:
+def dig(d: object, *keys: str) -> Any:
+    """The value at keys in nested dicts (None where one is missing)."""
     for key in keys:
         if not isinstance(d, dict):
             return None
@@ -38,7 +40,7 @@ def _get(d: object, *keys: str) -> object:
 
 
 def search_kinds(h: dict[str, object]) -> list[str]:
-    kinds = _get(h, "search", "kinds")
+    kinds = dig(h, "search", "kinds")
     if not isinstance(kinds, dict):
         return []
     order = [*KINDS, "question", "question-held-out", "question-held-out-2"]
@@ -63,12 +65,12 @@ def rows(results: dict[str, object]) -> list[tuple[str, str, str, str, str]]:
 
 
 def _share(side: object) -> str:
-    return f"{_f(_get(side, 'recall'), '{:.0%}')} ({_get(side, 'named')})"
+    return f"{_f(dig(side, 'recall'), '{:.0%}')} ({dig(side, 'named')})"
 
 
 def _complete(k: object, side: str) -> str:
-    done = _get(k, side, "complete")
-    return f", all of them in {done} of {_get(k, 'questions')} paths" if done is not None else ""
+    done = dig(k, side, "complete")
+    return f", all of them in {done} of {dig(k, 'questions')} paths" if done is not None else ""
 
 
 def edit_recall_rows(name: str, e: object) -> list[tuple[str, str, str, str, str]]:
@@ -79,27 +81,27 @@ def edit_recall_rows(name: str, e: object) -> list[tuple[str, str, str, str, str
     if e.get("status") != "measured":
         return [(name, "edit-time recall", f"{e.get('status')}: {e.get('reason', '')}", "", "")]
     rule = e.get("rule", {})
-    blocks = _get(e, "scores", "blocks")
+    blocks = dig(e, "scores", "blocks")
     out = [
         (
             name,
             "edit-time recall: sample",
-            f"{e.get('commits')} of {_get(rule, 'eligible')} eligible commits of the newest"
-            f" {_get(rule, 'window')}, {_get(blocks, 'questions')} paths;"
-            f" {_get(blocks, 'empty')} empty blocks, mean {_get(blocks, 'mean_chars')} chars",
+            f"{e.get('commits')} of {dig(rule, 'eligible')} eligible commits of the newest"
+            f" {dig(rule, 'window')}, {dig(blocks, 'questions')} paths;"
+            f" {dig(blocks, 'empty')} empty blocks, mean {dig(blocks, 'mean_chars')} chars",
             "`git log --full-diff --name-only CUT -- PATH`, 3,200 chars",
             "",
         )
     ]
     for kind in ("co-change", "reverts", "referenced", "all"):
-        k = _get(e, "scores", kind)
+        k = dig(e, "scores", kind)
         out.append(
             (
                 name,
-                f"edit-time recall: {kind} named (of {_get(k, 'applied')} that applied)",
-                _share(_get(k, "block")) + _complete(k, "block"),
-                f"{_share(_get(k, 'log_names'))}{_complete(k, 'log_names')};"
-                f" plain log {_share(_get(k, 'log'))}",
+                f"edit-time recall: {kind} named (of {dig(k, 'applied')} that applied)",
+                _share(dig(k, "block")) + _complete(k, "block"),
+                f"{_share(dig(k, 'log_names'))}{_complete(k, 'log_names')};"
+                f" plain log {_share(dig(k, 'log'))}",
                 TARGETS.get(kind, ""),
             )
         )
@@ -113,13 +115,13 @@ def _replay_rows(name: str, h: dict[str, object]) -> list[tuple[str, str, str, s
         (
             name,
             "digest truth: pass rate (checkable lines)",
-            f"{_f(_get(t, 'pass_rate'), '{:.0%}')} of {_get(t, 'checkable')}"
-            f" ({_get(t, 'unverified')} unverified)",
+            f"{_f(dig(t, 'pass_rate'), '{:.0%}')} of {dig(t, 'checkable')}"
+            f" ({dig(t, 'unverified')} unverified)",
             "",
             TARGETS["truth"],
         )
     )
-    classes = _get(t, "failure_classes")
+    classes = dig(t, "failure_classes")
     if isinstance(classes, dict) and classes:
         listing = ", ".join(f"{k} {v}" for k, v in classes.items())
         out.append((name, "digest truth: failing lines by rule", listing, "", ""))
@@ -136,32 +138,32 @@ def _replay_rows(name: str, h: dict[str, object]) -> list[tuple[str, str, str, s
             )
         )
     for kind in search_kinds(h):
-        k = _get(h, "search", "kinds", kind)
-        gv, base = _get(k, "gitvault"), _get(k, "baseline")
+        k = dig(h, "search", "kinds", kind)
+        gv, base = dig(k, "gitvault"), dig(k, "baseline")
         note = ""
-        if _get(gv, "errors"):
-            note = f"; {_get(gv, 'errors')} refused by the CLI"
-        if _get(gv, "hits_via_merge"):
-            note += f"; {_get(gv, 'hits_via_merge')} via a merge"
+        if dig(gv, "errors"):
+            note = f"; {dig(gv, 'errors')} refused by the CLI"
+        if dig(gv, "hits_via_merge"):
+            note += f"; {dig(gv, 'hits_via_merge')} via a merge"
         target = TARGETS["question"] if kind.startswith("question") else TARGETS["known"]
         out.append(
             (
                 name,
-                f"search {kind} (n={_get(gv, 'n')}): hit@3 / MRR",
-                f"{_f(_get(gv, 'hit3'))} / {_f(_get(gv, 'mrr'))}{note}",
-                f"{_f(_get(base, 'hit3'))} / {_f(_get(base, 'mrr'))}",
+                f"search {kind} (n={dig(gv, 'n')}): hit@3 / MRR",
+                f"{_f(dig(gv, 'hit3'))} / {_f(dig(gv, 'mrr'))}{note}",
+                f"{_f(dig(base, 'hit3'))} / {_f(dig(base, 'mrr'))}",
                 target,
             )
         )
     c = h.get("cost", {})
-    b = _get(c, "backfill")
+    b = dig(c, "backfill")
     out.append(
         (
             name,
             "backfill: commits/s, peak RSS",
-            f"{_f(_get(b, 'commits_per_s'), '{:,.0f}')} /s,"
-            f" {_f(_get(b, 'peak_rss_mb'), '{:.0f}')} MB"
-            f" ({_f(_get(b, 'notes'), '{:,}')} notes in {_f(_get(b, 'seconds'), '{:.1f}')} s)",
+            f"{_f(dig(b, 'commits_per_s'), '{:,.0f}')} /s,"
+            f" {_f(dig(b, 'peak_rss_mb'), '{:.0f}')} MB"
+            f" ({_f(dig(b, 'notes'), '{:,}')} notes in {_f(dig(b, 'seconds'), '{:.1f}')} s)",
             "",
             TARGETS["backfill"],
         )
@@ -170,25 +172,25 @@ def _replay_rows(name: str, h: dict[str, object]) -> list[tuple[str, str, str, s
         ("first_fold", "first fold"),
         ("incremental_fold", "incremental fold (20 commits)"),
     ):
-        f = _get(c, key)
+        f = dig(c, key)
         out.append(
             (
                 name,
                 f"{label}: time, peak RSS",
-                f"{_f(_get(f, 'seconds'))} s, {_f(_get(f, 'peak_rss_mb'), '{:.0f}')} MB"
-                f" ({_f(_get(f, 'items'), '{:,}')} items)",
+                f"{_f(dig(f, 'seconds'))} s, {_f(dig(f, 'peak_rss_mb'), '{:.0f}')} MB"
+                f" ({_f(dig(f, 'items'), '{:,}')} items)",
                 "",
                 TARGETS[key],
             )
         )
-    s = _get(c, "first_search")
-    w = _get(c, "warm_search")
+    s = dig(c, "first_search")
+    w = dig(c, "warm_search")
     out.append(
         (
             name,
             "index: size, first search (builds it)",
-            f"{_f(_get(s, 'index_bytes'), '{:,}')} B, {_f(_get(s, 'seconds'))} s,"
-            f" {_f(_get(s, 'peak_rss_mb'), '{:.0f}')} MB",
+            f"{_f(dig(s, 'index_bytes'), '{:,}')} B, {_f(dig(s, 'seconds'))} s,"
+            f" {_f(dig(s, 'peak_rss_mb'), '{:.0f}')} MB",
             "",
             TARGETS["index"],
         )
@@ -197,19 +199,19 @@ def _replay_rows(name: str, h: dict[str, object]) -> list[tuple[str, str, str, s
         (
             name,
             "bytes per note after git gc",
-            _f(_get(c, "gc", "bytes_per_note"), "{:,.0f} B"),
+            _f(dig(c, "gc", "bytes_per_note"), "{:,.0f} B"),
             "",
             "",
         )
     )
-    median = _get(w, "median_seconds")
-    floor = _get(w, "cli_floor_seconds")
+    median = dig(w, "median_seconds")
+    floor = dig(w, "cli_floor_seconds")
     median_ms = median * 1000 if isinstance(median, float) else None
     floor_ms = floor * 1000 if isinstance(floor, float) else None
     out.append(
         (
             name,
-            f"warm search through the CLI (median of {_get(w, 'runs')})",
+            f"warm search through the CLI (median of {dig(w, 'runs')})",
             f"{_f(median_ms, '{:.0f}')} ms (`gitvault --version`: {_f(floor_ms, '{:.0f}')} ms)",
             "",
             TARGETS["warm_search"],
@@ -249,7 +251,7 @@ def failing_lines(results: dict[str, object]) -> str:
     histories = results.get("histories", {})
     assert isinstance(histories, dict)
     for name, h in histories.items():
-        lines = _get(h, "truth", "lines")
+        lines = dig(h, "truth", "lines")
         if not isinstance(lines, list):
             continue
         for v in lines:
