@@ -164,8 +164,11 @@ def _noted_with_prefix(vault: Vault, prefix: str) -> list[str]:
 
 
 def _note_paths(vault: Vault, sha: str) -> list[str]:
-    found = vault.git.resolve_commit(sha) if layout.is_full_sha(sha) else None
-    if found is not None:
+    """The notes of the commits `sha` (full or abbreviated) names. A commit git can name is
+    found at once (its note's path follows from it); only a prefix git does not resolve to
+    such a commit (a note of a commit rebased away) walks the notes' folders."""
+    found = vault.git.resolve_commit(sha) if sha else None
+    if found is not None and found.sha.startswith(sha):  # never a ref that happens to match
         path = layout.note_path(found.sha, found.time)
         if vault.exists(path):
             return [path]

@@ -85,6 +85,21 @@ def test_an_ambiguous_abbreviation_lists_the_candidates(repo: Repo) -> None:
     assert cli_in(repo, "show", "0827a").code == 0  # one more digit decides
 
 
+def test_a_citation_is_never_read_as_a_ref_of_the_same_name(repo: Repo) -> None:
+    """c:<hex> names a commit by its sha: a branch whose name is those hex digits (pointing
+    at another commit) never answers for it, though git would resolve the name to it."""
+    first = repo.commit("feat: first")
+    second = repo.commit("feat: second")
+    prefix = second[:7]
+    repo.git("branch", prefix, first)  # a branch named like the second commit's prefix
+    data = cli_in(repo, "show", f"c:{prefix}", "--json").json("show")
+    assert data["meta"]["sha"] == second
+    other = next(c for c in "0123456789abcdef" if not first.startswith(c))
+    repo.git("branch", f"{other}{first[1:7]}", first)  # a name no commit's sha starts with
+    missing = cli_in(repo, "show", f"c:{other}{first[1:7]}", "--json")
+    assert missing.code == 1, missing
+
+
 def test_repo_option_works_after_the_command(repo: Repo, tmp_path: Path) -> None:
     sha = repo.commit("feat: where is it")
     elsewhere = tmp_path / "elsewhere"
