@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import installed
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 
@@ -385,7 +387,7 @@ def machine(scratch: Path) -> dict[str, object]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "git": git_out(["--version"], REPO_ROOT).removeprefix("git version "),
         "pygit2": f"{pygit2.__version__} (libgit2 {pygit2.LIBGIT2_VERSION})",
-        "gitvault": gitvault.__version__,
+        "gitvault": f"{gitvault.__version__}, {installed.how()}",
         "scratch": f"{scratch.parent} ({_fs_type(scratch)}), one small-file create (mkdir -p, "
         f"write, rename, as git writes a loose object) {small_file_cost(scratch) * 1e6:,.0f} µs",
     }

@@ -35,6 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import installed  # noqa: E402
 import report  # noqa: E402
 from harness import (  # noqa: E402
     checkout,
@@ -85,6 +86,12 @@ def parse_args(argv: list[str], measures: Sequence[Measure]) -> argparse.Namespa
         "mostly idle (≤ 15%% busy); the load average is recorded either way",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (debugging)")
+    parser.add_argument(
+        "--editable",
+        action="store_true",
+        help="measure this checkout's own install (default: a wheel of it in a throw-away venv, "
+        "as users install it; bench/installed.py)",
+    )
     return parser.parse_args(argv)
 
 
@@ -225,6 +232,8 @@ def main(argv: list[str] | None = None, measures: Sequence[Measure] | None = Non
             file=sys.stderr,
         )
         return 2
+    if argv is None and not args.editable:
+        installed.reexec(raw, Path(__file__).resolve(), lambda msg: print(msg, file=sys.stderr))
     try:
         sizes = with_overrides(QUICK if args.quick else FULL, args.set)
     except ValueError as exc:

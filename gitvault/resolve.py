@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault.errors import NotARepository
+from gitvault.named import NamedTuple
 
 ENV_REPO = "GITVAULT_REPO"
 STATE_DIRNAME = "gitvault"

@@ -35,7 +35,7 @@ SUBPACKAGES = (
 FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset("gitvault" if name == "(package)" else f"gitvault.{name}" for name in floor.split())
     for floor in (
-        "(package) errors",  # (package): gitvault/__init__.py, the version; the exception root
+        "(package) errors named",  # (package): the version; the exception root; NamedTuple, light
         "resolve resources",  # which vault this is; the package's data files
         "scrub",  # the secret filter (imports nothing of gitvault; vault commits name it)
         "vault",  # the branch, git, files, the state folder, child processes

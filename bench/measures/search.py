@@ -8,6 +8,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from harness import median, percentile
 from registry import Measure, Row, Target
@@ -60,24 +61,38 @@ def bench_search(ctx: Context) -> list[Row]:
             hits += len(answer.hits)
     worst_query = max(runs)
 
-    line_runs: list[float] = []
-    kids0 = _children_cpu()
+    from gitvault.memory import ready
     from gitvault.resolve import ENV_REPO
+    from gitvault.vault import launcher
 
     env = dict(os.environ)
     env.pop(ENV_REPO, None)
-    for _ in range(ctx.sizes.recall_runs):
-        start = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-m", "gitvault", "status", "--line"],
-            cwd=large,
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            check=False,
-        )
-        line_runs.append(time.perf_counter() - start)
-    line_cpu = (_children_cpu() - kids0) / max(len(line_runs), 1)
+    script = Path(sys.executable).parent / "gitvault"
+    line_cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "gitvault"]
+
+    def line_times() -> tuple[list[float], float, subprocess.CompletedProcess[bytes]]:
+        runs: list[float] = []
+        kids0 = _children_cpu()
+        for _ in range(ctx.sizes.recall_runs):
+            start = time.perf_counter()
+            done = subprocess.run(
+                [*line_cmd, "status", "--line"],
+                cwd=large,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                check=False,
+            )
+            runs.append(time.perf_counter() - start)
+        return runs, (_children_cpu() - kids0) / max(len(runs), 1), done
+
+    # The generated vault was written around gitvault: the line reads its state from git.
+    cold_runs, cold_cpu, _ = line_times()
+    # What every vault change gitvault makes leaves (drain, save, fold, sync): the state
+    # materialized beside the recall blocks, read back while its files still hold.
+    time.sleep(launcher.SETTLE_NS / 1e9 + 0.2)
+    ready.refresh(loc)
+    line_runs, line_cpu, proc = line_times()
     line_ok = proc.returncode == 0 and proc.stdout.startswith(b"gitvault")
     base_runs: list[float] = []
     for _ in range(ctx.sizes.recall_runs):
@@ -118,11 +133,20 @@ def bench_search(ctx: Context) -> list[Row]:
             target="status_line",
             valid=line_ok,
             note="" if line_ok else f"the command failed: {proc.stderr[-200:]!r}",
-            how=f"`python -m gitvault status --line` in the vault's repository, {len(line_runs)} "
-            f"runs: median wall time with interpreter start-up (bare `python -c pass`: "
-            f"{ms(median(base_runs))}); p90 {ms(percentile(line_runs, 90))}; CPU per run "
-            f"{ms(line_cpu)} (the command and its git children).",
-            details={"runs_s": line_runs, "python_s": base_runs, "cpu_s": line_cpu},
+            how=f"`gitvault status --line` (the console script) in the vault's repository, the "
+            f"vault's state materialized as the last vault change gitvault made leaves it, "
+            f"{len(line_runs)} runs: median wall time with interpreter start-up (bare `python -c "
+            f"pass`: {ms(median(base_runs))}); p90 {ms(percentile(line_runs, 90))}; CPU per run "
+            f"{ms(line_cpu)}. When the vault changed around gitvault (this generated vault before "
+            f"that), the line reads the state from git: median {ms(median(cold_runs))}, CPU "
+            f"{ms(cold_cpu)} (the command and its git children).",
+            details={
+                "runs_s": line_runs,
+                "python_s": base_runs,
+                "cpu_s": line_cpu,
+                "cold_runs_s": cold_runs,
+                "cold_cpu_s": cold_cpu,
+            },
         ),
     ]
 

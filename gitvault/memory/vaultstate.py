@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import NamedTuple
 
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault import files, launcher, statedir
 

@@ -16,12 +16,11 @@ JSON on stdin) says CHECKPOINT_PERCENT or more of the context window is used.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault.memory import vaultstate
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault.controls import neutralise_controls
 
@@ -92,7 +91,12 @@ def _stdin_input() -> dict[str, object] | None:
         ready, _, _ = select.select([stream], [], [], 0.05)
         if not ready:
             return None
-        data = json.loads(stream.read(65536) or "null")
+        raw = stream.read(65536)
+        if not raw.strip():  # a prompt's empty stdin: no JSON (nor `json`) to read
+            return None
+        import json
+
+        data = json.loads(raw)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -176,6 +180,8 @@ def print_line(repo: str | None, *, json_out: bool = False) -> int:
     # whatever fold-state.json or an error message holds.
     text = neutralise_controls(" ".join(line.text.split()))[:LINE_MAX]
     if json_out:
+        import json
+
         payload = {
             "line": text,
             "stale": line.stale,

@@ -34,7 +34,11 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Any
+
+from gitvault.named import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 REPLACEMENT = "\ufffd"
 _PICTURES = {code: chr(0x2400 + code) for code in range(0x20)} | {0x7F: "\u2421"}
@@ -52,7 +56,11 @@ _UNSAFE = re.compile(
 # run of them after one emoji reads as an instruction to a model and as nothing to a person).
 _SELECTOR = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _IDEOGRAPH = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af"
-_HIDING = re.compile(f"(?<=[{_SELECTOR}])[{_SELECTOR}]|(?<![{_IDEOGRAPH}])[\U000e0100-\U000e01ef]")
+_ANY_SELECTOR = re.compile(f"[{_SELECTOR}]")
+# Compiled at its first use: the ideograph classes in a look-behind cost ~15 M instructions to
+# compile, more than the rest of `status --line`'s own work, and most text has no selector.
+_HIDING_PATTERN = f"(?<=[{_SELECTOR}])[{_SELECTOR}]|(?<![{_IDEOGRAPH}])[\U000e0100-\U000e01ef]"
+_hiding: list[re.Pattern[str]] = []
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -63,8 +71,10 @@ def neutralise_controls(text: str) -> str:
     """text with every control and disguising format character replaced (see the module)."""
     if _UNSAFE.search(text) is not None:
         text = _UNSAFE.sub(_replace, text)
-    if _HIDING.search(text) is not None:
-        text = _HIDING.sub(REPLACEMENT, text)
+    if _ANY_SELECTOR.search(text) is not None:
+        if not _hiding:
+            _hiding.append(re.compile(_HIDING_PATTERN))
+        text = _hiding[0].sub(REPLACEMENT, text)
     return text
 
 

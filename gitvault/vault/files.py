@@ -19,11 +19,14 @@ NotRegular.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+from gitvault.named import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_MODE = 0o644  # what gitvault creates is never group- or world-writable, whatever the umask
 DIR_MODE = 0o755
@@ -339,6 +342,8 @@ def _no_constant(name: str) -> Any:
 
 def parse_json(text: str | bytes) -> Any:
     """Strict JSON: NaN and Infinity refused, too-deep nesting a ValueError (not a crash)."""
+    import json  # here: the status line and the sh's fallbacks read no JSON
+
     try:
         return json.loads(text, parse_constant=_no_constant)
     except RecursionError as exc:
@@ -368,6 +373,8 @@ def load_json_object(path: Path | str, limit: int = DEFAULT_READ_LIMIT) -> dict[
 
 def write_json(path: Path, data: Any, *, indent: int | None = None) -> None:
     """atomic_write of a JSON document (UTF-8, newline-terminated when indented)."""
+    import json
+
     text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False)
     atomic_write(path, (text + ("\n" if indent else "")).encode("utf-8"))
 

@@ -57,12 +57,11 @@ around the block. Anything else goes to Python, which serves and records the sta
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
+from gitvault.named import NamedTuple
 from gitvault.resolve import STATE_DIRNAME, Location
 from gitvault.vault import statedir
 from gitvault.vault.files import atomic_write, make_dirs
@@ -438,6 +437,8 @@ def _fast_paths(
     starts: Sequence[SessionStart] = (),
 ) -> str:
     """The sh of the fast paths ("" when no hook is answered there)."""
+    import shlex  # here: the status line and hooks import this module, few build a script
+
     ends = [t for t in turn_ends if all(_plain(w) for w in (t.agent, t.word, t.key))]
     tools = [
         t
@@ -526,6 +527,8 @@ def script(
     """The launcher: this gitvault's entry, else gitvault-hook on PATH, else a logged line and
     exit 0 (the gitvault it pointed at was uninstalled: a hook must never fail); before that,
     the fast paths for the agents' turn ends, session starts and edit-time calls."""
+    import shlex  # here: the status line and hooks import this module, few build a script
+
     if entry:
         run = f'[ -x {shlex.quote(entry)} ] && exec {shlex.quote(entry)} "$@"'
     else:  # a source tree without the console script: the stable module entry

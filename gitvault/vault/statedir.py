@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from gitvault.errors import GitvaultError
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.resolve import STATE_DIRNAME, Location
 from gitvault.vault.files import (
     atomic_write,
@@ -28,6 +28,9 @@ from gitvault.vault.files import (
     read_regular,
     write_json,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # -- the notes' pipeline (the git shims append, notes/drain writes the notes) -------------------
 SPOOL = "spool"  # one tab-separated line per commit, appended by the shims

@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import gitvault
 from gitvault.resolve import resolve
 from gitvault.status import line as stats
 from gitvault.vault import statedir
@@ -107,15 +108,35 @@ def test_status_line_as_claude_code_runs_it(repo: Repo, tmp_path: Path) -> None:
     assert plain.returncode == 0 and plain.stdout == ""
 
 
-def test_status_line_never_loads_typer_or_pygit2(repo: Repo) -> None:
+# What a prompt's `status --line` must not pay for: the app's libraries, a child process's
+# machinery, and the modules whose import costs more than the line's own work (`typing`: ~15 M
+# instructions, NamedTuple included — gitvault.named stands in; `json` when no JSON arrives).
+NOT_ON_THE_LINE = ("typer", "rich", "pygit2", "subprocess", "typing", "json", "dataclasses")
+
+
+def test_status_line_loads_none_of_the_costly_modules(repo: Repo) -> None:
+    # -S: no site, so no editable-install hook (which loads typing itself) hides a regression;
+    # the package comes from this checkout.
+    from gitvault.memory import vaultstate
+
+    repo.commit("feat: one")
+    _stored(repo)  # as every vault change gitvault makes leaves it
+    assert vaultstate.materialized(resolve(repo.path)) is not None
+    root = Path(gitvault.__file__).resolve().parents[1]
     code = (
-        "import sys; sys.argv = ['gitvault', 'status', '--line']\n"
+        f"import sys; sys.path.insert(0, {str(root)!r})\n"
+        "sys.argv = ['gitvault', 'status', '--line']\n"
         "try:\n    import gitvault.cli\nexcept SystemExit:\n    pass\n"
-        "bad = [m for m in ('typer', 'rich', 'pygit2') if m in sys.modules]\n"
+        f"bad = [m for m in {NOT_ON_THE_LINE!r} if m in sys.modules]\n"
         "sys.stderr.write(repr(bad))\n"
     )
     proc = subprocess.run(
-        [PYTHON, "-c", code], cwd=repo.path, capture_output=True, text=True, timeout=60
+        [PYTHON, "-S", "-c", code],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert proc.stderr.strip() == "[]", proc.stderr
     assert proc.stdout.startswith("gitvault")
