@@ -73,5 +73,8 @@ def reexec(argv: list[str], script: Path, say: Callable[[str], None]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     code = subprocess.run([python, str(script), *argv], env=env, check=False).returncode
-    shutil.rmtree(venv, ignore_errors=True)
+    if "--keep" in argv:  # a kept sandbox's hooks run this venv's gitvault
+        say(f"bench: kept the installed gitvault in {venv}")
+    else:
+        shutil.rmtree(venv, ignore_errors=True)
     sys.exit(code)
