@@ -1,24 +1,30 @@
-"""The data shipped inside the package (gitvault/data: hook templates, skills, schemas), read
-with importlib.resources. The top-level hooks/ and schemas/ of a checkout link here."""
+"""The data shipped inside the package (gitvault/data: hook templates, skills, schemas). The
+top-level hooks/ and schemas/ of a checkout link here.
+
+Read as files beside this module: every way gitvault is installed (pip, pipx, uv, an editable
+checkout) puts the package on disk, and `importlib.resources` would cost every hook ~9 M
+instructions of imports at start-up for a zip import gitvault never runs from.
+"""
 
 from __future__ import annotations
 
-from importlib.resources import files
-from importlib.resources.abc import Traversable
+from pathlib import Path
+
+_DATA = Path(__file__).parent / "data"
 
 
-def data_root() -> Traversable:
-    return files("gitvault").joinpath("data")
+def data_root() -> Path:
+    return _DATA
 
 
-def schema_path(name: str) -> Traversable:
-    return data_root().joinpath("schemas", name)
+def schema_path(name: str) -> Path:
+    return _DATA.joinpath("schemas", name)
 
 
-def hook_template(kind: str, name: str) -> Traversable:
-    return data_root().joinpath("hooks", kind, *name.split("/"))
+def hook_template(kind: str, name: str) -> Path:
+    return _DATA.joinpath("hooks", kind, *name.split("/"))
 
 
-def view_asset(name: str) -> Traversable:
+def view_asset(name: str) -> Path:
     """The style sheet and script `gitvault view` puts inline in its page."""
-    return data_root().joinpath("view", name)
+    return _DATA.joinpath("view", name)

@@ -36,7 +36,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset("gitvault" if name == "(package)" else f"gitvault.{name}" for name in floor.split())
     for floor in (
         "(package) errors named",  # (package): the version; the exception root; NamedTuple, light
-        "resolve resources",  # which vault this is; the package's data files
+        "resolve resources lazyre",  # which vault this is; the package data files; lazy patterns
         "scrub",  # the secret filter (imports nothing of gitvault; vault commits name it)
         "vault",  # the branch, git, files, the state folder, child processes
         "notes memory",  # commit → note; session text in, recall out

@@ -375,7 +375,7 @@ MEASURES = (
             "record": Target("<=", 100, "ms"),  # PreCompact, SessionEnd
         },
         about="Whole processes, interpreter start-up included, as Claude Code runs them "
-        "(editable install), in the large generated vault with a digest near its cap, two "
+        "(gitvault installed as the machine line says), in the large generated vault with a digest near its cap, two "
         "sessions and a patterns file; SessionEnd's background fold is switched off so that "
         "it does not compete with the next runs.",
         summary=(

@@ -19,12 +19,12 @@ the tool hooks of parallel calls must not rewrite this one.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
 from pathlib import Path
 from typing import Any
 
+from gitvault import lazyre
 from gitvault.memory.attribution import Run
 from gitvault.resolve import Location
 from gitvault.vault import files, launcher, statedir
@@ -34,8 +34,8 @@ LOOKBACK_SECONDS = 3 * 24 * 3600
 MAX_RUNS = 50
 # What a session id may look like (every agent's are UUIDs); the hook input schemas say the
 # same. Anything else is refused before it can reach a file name or a command line.
-SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+SESSION_ID = lazyre.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_SAFE = lazyre.compile(r"[^A-Za-z0-9._-]")
 
 
 def valid_session_id(value: object) -> bool:

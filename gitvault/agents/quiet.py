@@ -25,11 +25,11 @@ file: no stamp.
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from gitvault import lazyre
 from gitvault.vault import files, launcher, statedir
 
 if TYPE_CHECKING:
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from gitvault.resolve import Location
 
 SETTLE_NS = launcher.SETTLE_NS
-_TIP = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-_CWD_MEMBER = re.compile(r'"cwd"[ \t]*:[ \t]*"(?:[^"\\\r\n]|\\.)*"')
+_TIP = lazyre.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_CWD_MEMBER = lazyre.compile(r'"cwd"[ \t]*:[ \t]*"(?:[^"\\\r\n]|\\.)*"')
 _ENV_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
 
 

@@ -13,14 +13,14 @@ ledger (gitvault.agents.ledger.prune).
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from gitvault import lazyre
 from gitvault.resolve import Location
 from gitvault.vault import statedir
 
 MAX_BYTES = 4 * 1024 * 1024  # a session that read this many paths has seen enough
-_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+_SAFE = lazyre.compile(r"[^A-Za-z0-9._-]")
 
 
 def path_for(loc: Location, session_id: str) -> Path:

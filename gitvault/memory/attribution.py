@@ -16,21 +16,21 @@ from its end, at most MAX_REFLOG_BYTES, and no git process runs unless there is 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from gitvault import lazyre
 from gitvault.vault import gitcmd
 
 MAX_REFLOG_BYTES = 4_000_000
 _CHUNK = 65_536
-_HEX40 = re.compile(r"[0-9a-f]{40}")
+_HEX40 = lazyre.compile(r"[0-9a-f]{40}")
 # Reflog messages of HEAD moves that CREATE a commit. Anything else (checkout, reset, branch,
 # clone, a fast-forward merge or pull, rebase start/finish/abort) only moves HEAD to a commit
 # that already existed, possibly one another session made.
-_CREATES = re.compile(
+_CREATES = lazyre.compile(
     r"^(?:commit(?: \((?:initial|amend|merge)\))?|cherry-pick|revert|am"
     r"|rebase(?: -i)? \((?!start|finish|abort|reset|label)[a-z]+\)"
     r"|pull(?: --rebase)?(?: \([a-z]+\))?"

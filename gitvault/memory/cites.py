@@ -14,18 +14,18 @@ fold re-reads the line's other items instead, see memory/forget).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitvault import lazyre
 from gitvault.vault import gitcmd, layout
 
 if TYPE_CHECKING:
     from gitvault.vault.store import Vault
 
 # The digest's citation syntax (fold.digest writes lines `- fact (c:1a2b3c4, s:slug)`).
-_CITE = re.compile(r"\b([cs]):([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9])")
+_CITE = lazyre.compile(r"\b([cs]):([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9])")
 
 
 def cites_in(line: str) -> list[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from gitvault import lazyre
 from gitvault.vault.controls import neutralise_controls
 
 RECALL_BEGIN = "=== VAULT RECALL ==="
@@ -27,13 +28,13 @@ RECALL_END = "=== END VAULT RECALL ==="
 
 
 # Horizontal whitespace inside the fences is tolerated ("===  VAULT RECALL ==="), case is not.
-_RECALL_FENCE = re.compile(
+_RECALL_FENCE = lazyre.compile(
     r"(?P<open>===[ \t]*VAULT[ \t]+RECALL[ \t]*===)"
     r"|(?P<close>===[ \t]*END[ \t]+VAULT[ \t]+RECALL[ \t]*===)"
 )
 # <private>, <PRIVATE>, <private reason="…">, </private>, </ Private >.
 # Not <privateKey>, not <private/>.
-_PRIVATE_TAG = re.compile(
+_PRIVATE_TAG = lazyre.compile(
     r"(?P<open><[ \t]*private(?:[ \t][^<>\n]*)?>)|(?P<close><[ \t]*/[ \t]*private[ \t]*>)",
     re.IGNORECASE,
 )
@@ -104,11 +105,11 @@ def strip_private(text: str) -> str:
 
 # The prompt's data fences (<vault-items>, <vault-item …>, <current-digest>, <digest>), any case
 # and spacing, opening or closing.
-_PROMPT_TAG = re.compile(r"<(?=\s*/?\s*(?:vault-items?|current-digest|digest)\b)", re.I)
+_PROMPT_TAG = lazyre.compile(r"<(?=\s*/?\s*(?:vault-items?|current-digest|digest)\b)", re.I)
 # The agent files' sentinels (<!-- gitvault:begin --> / <!-- gitvault:end -->), any spacing.
-_SENTINEL = re.compile(r"<!--(?=\s*gitvault\s*:)", re.I)
-_HEADING = re.compile(r"^([ \t]*)(#{1,6})(?=[ \t]|$)", re.M)
-_RECALL_WORDS = re.compile(r"(VAULT)[ \t]+(RECALL)", re.IGNORECASE)
+_SENTINEL = lazyre.compile(r"<!--(?=\s*gitvault\s*:)", re.I)
+_HEADING = lazyre.compile(r"^([ \t]*)(#{1,6})(?=[ \t]|$)", re.M)
+_RECALL_WORDS = lazyre.compile(r"(VAULT)[ \t]+(RECALL)", re.IGNORECASE)
 
 
 def neutralise(text: str, *, headings: bool = True) -> str:

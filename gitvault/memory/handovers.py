@@ -22,6 +22,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
+from gitvault import lazyre
 from gitvault.errors import GitvaultError
 from gitvault.memory import sections
 from gitvault.memory.fences import strip_private, strip_recall
@@ -45,7 +46,7 @@ PART_MAX = 3_000  # the whole handover part of the recall block
 KEEP = 500  # consumed entries kept
 NONE_OPEN = "None named."
 NONE_DECIDED = "None recorded at the checkpoint."
-_HEADING = re.compile(r"^(#{1,2})(\s)", re.M)
+_HEADING = lazyre.compile(r"^(#{1,2})(\s)", re.M)
 
 
 class HandoverRefused(GitvaultError):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+from gitvault import lazyre
+
 REQUIRED = ("Summary", "Key Decisions", "Next Steps")
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_HEADING = lazyre.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
 
 def split_sections(text: str) -> dict[str, str]:

@@ -17,11 +17,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from gitvault import lazyre
+
 FENCE = "---"
-_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_KEY = lazyre.compile(r"[a-z][a-z0-9_]{0,63}")
 # Characters a value may never carry raw: controls (C0, DEL, C1), line/paragraph separators,
 # surrogates, BOM/format characters and the other Unicode line breaks.
-_UNSAFE = re.compile(
+_UNSAFE = lazyre.compile(
     "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
     "\ufeff\ufff9-\ufffb\ud800-\udfff]"
 )
@@ -35,7 +37,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazyre.compile("[\ud800-\udfff]")
 
 
 def normalise(value: Any) -> Any:
@@ -78,7 +80,7 @@ def _no_constant(name: str) -> Any:
 # call, which was a third of the time of reading a note (82k notes: 4 s of 15 s).
 _DECODER = json.JSONDecoder(parse_constant=_no_constant)
 # A string with nothing to unescape (most values): what the decoder would return, without it.
-_PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
+_PLAIN_STRING = lazyre.compile(r'"[^"\\\x00-\x1f]*"')
 
 
 def parse(text: str, keys: frozenset[str] | None = None) -> tuple[dict[str, Any], str]:

@@ -17,7 +17,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from gitvault import scrub
+from gitvault import lazyre, scrub
 from gitvault.errors import GitvaultError, UnsafeRepository
 from gitvault.vault import layout, processes
 
@@ -64,7 +64,7 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-_DUBIOUS = re.compile(rb"detected dubious ownership in repository at '([^'\n]*)'")
+_DUBIOUS = lazyre.compile(rb"detected dubious ownership in repository at '([^'\n]*)'")
 
 
 def _refused_ownership(proc: processes.Finished, cwd: Path | None) -> None:

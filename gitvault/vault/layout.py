@@ -11,6 +11,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from gitvault import lazyre
+
 FORMAT_VERSION = 1
 
 # -- the branch ------------------------------------------------------------------------------
@@ -34,7 +36,7 @@ def agents_listed(value: str | None) -> list[str] | None:
 
 
 DEFAULT_BRANCH = "vault"
-_BAD_BRANCH = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
+_BAD_BRANCH = lazyre.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^[-/.]|[/.]$|\.lock$|//")
 
 
 def branch_name(configured: str | None) -> str:
@@ -66,8 +68,8 @@ SHARE_KINDS = ("notes", "sessions", "digest")
 PRIVATE_REF = "refs/gitvault/private"  # --private sessions: a local-only ref sync never pushes
 TRACKING_PREFIX = "refs/gitvault/remotes/"  # where sync fetches a remote's vault
 CI_SKIP = "[skip ci]"  # in every vault commit message: GitHub, GitLab, Bitbucket, Azure honour it
-_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
-_REMOTE_REF = re.compile(r"refs/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+")
+_REMOTE_NAME = lazyre.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
+_REMOTE_REF = lazyre.compile(r"refs/[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+")
 
 
 def remote_vault_ref(configured: str | None, branch: str) -> str:
@@ -105,13 +107,13 @@ BACKUP_REFS = "refs/gitvault/backup/"  # the vault as it was before a redaction,
 KEEP = ".keep"
 ROOT_FILES = (README, CONFIG, DIGEST)
 FOLDERS = (NOTES, SESSIONS, PATTERNS)
-_HEX40 = re.compile(r"[0-9a-f]{40}")
-_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,120}")
-_NOTE_PATH = re.compile(r"notes/\d{4}/\d{2}/\d{2}/([0-9a-f]{40})\.md")
-_SESSION_PATH = re.compile(r"sessions/([a-z0-9][a-z0-9-]{0,120})\.md")
-_PATTERN_PATH = re.compile(r"patterns/([A-Za-z0-9][A-Za-z0-9._-]{0,80})\.md")
-_REDACTION_PATH = re.compile(r"redactions/\d{8}T\d{6}Z(-\d+)?\.md")
-_TOMBSTONE_PATH = re.compile(
+_HEX40 = lazyre.compile(r"[0-9a-f]{40}")
+_SLUG = lazyre.compile(r"[a-z0-9][a-z0-9-]{0,120}")
+_NOTE_PATH = lazyre.compile(r"notes/\d{4}/\d{2}/\d{2}/([0-9a-f]{40})\.md")
+_SESSION_PATH = lazyre.compile(r"sessions/([a-z0-9][a-z0-9-]{0,120})\.md")
+_PATTERN_PATH = lazyre.compile(r"patterns/([A-Za-z0-9][A-Za-z0-9._-]{0,80})\.md")
+_REDACTION_PATH = lazyre.compile(r"redactions/\d{8}T\d{6}Z(-\d+)?\.md")
+_TOMBSTONE_PATH = lazyre.compile(
     r"tombstones/(c-[0-9a-f]{40}|c-[0-9a-f]{7,39}|s-[a-z0-9][a-z0-9-]{0,120})\.md"
 )
 
@@ -161,7 +163,7 @@ def session_slug(path: str) -> str | None:
     return match.group(1) if match else None
 
 
-_FILED_DAY = re.compile(r"(?:notes/(\d{4})/(\d{2})/(\d{2})/|sessions/(\d{4})-(\d{2})-(\d{2})-)")
+_FILED_DAY = lazyre.compile(r"(?:notes/(\d{4})/(\d{2})/(\d{2})/|sessions/(\d{4})-(\d{2})-(\d{2})-)")
 
 
 def filed_day(path: str) -> tuple[int, int, int] | None:
@@ -397,8 +399,8 @@ def _shown(value: Any) -> str:
 RECALL_MAX_CHARS = 9500  # hard ceiling: Claude Code spills hook output over 10,000 characters
 EDIT_RECALL_MAX_CHARS = 3200  # the edit-time block about one file: ~800 tokens
 
-_SECTION = re.compile(r"^[ \t]*\[([^\]\[]+)\][ \t]*(?:#.*)?$", re.M)
-_SCALAR = re.compile(
+_SECTION = lazyre.compile(r"^[ \t]*\[([^\]\[]+)\][ \t]*(?:#.*)?$", re.M)
+_SCALAR = lazyre.compile(
     r"^[ \t]*([A-Za-z_][\w-]*)[ \t]*=[ \t]*"
     r"(-?\d+|true|false|\"[^\"\\\n]*\"|'[^'\n]*')[ \t]*(?:#.*)?$",
     re.M,

@@ -20,12 +20,12 @@ other reader use `Origins.of(path)` and `label(origin)`.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gitvault import lazyre
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout, statedir
 
@@ -53,8 +53,8 @@ HELD = "held"
 ACCEPTED = "accepted"
 REJECTED = "rejected"
 REVIEW_KEY = layout.SYNC_REVIEW_KEY  # a trust choice of this clone: git config, never vault.toml
-_CITE = re.compile(r"\((?:[cs]:[^()]*)\)\s*$")
-_SPACE = re.compile(r"\s+")
+_CITE = lazyre.compile(r"\((?:[cs]:[^()]*)\)\s*$")
+_SPACE = lazyre.compile(r"\s+")
 
 
 class Origin(NamedTuple):

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from gitvault import lazyre
 from gitvault.memory.fences import strip_recall
 from gitvault.vault.times import parse_time
 
@@ -41,8 +42,8 @@ _GENERATED_PREFIXES = (
     "Caveat:",
     "[Request interrupted by user",
 )
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
-_HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,64}(?![0-9A-Za-z])")
+_REMINDER = lazyre.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL)
+_HEX_TOKEN = lazyre.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{7,64}(?![0-9A-Za-z])")
 _MIN_ABBREV = 7
 
 # Keys of ``skipped`` that are reasons rather than entry types.
@@ -323,7 +324,7 @@ def first_timestamp(path: str | os.PathLike[str]) -> float | None:
     return None
 
 
-_TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d))"')
+_TIMESTAMP = lazyre.compile(rb'"timestamp"\s*:\s*"(\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d))"')
 
 
 def scan_prompts(path: str | os.PathLike[str], seen: dict[str, Any]) -> dict[str, Any]:
