@@ -25,6 +25,8 @@ FLOORS = {
     "resolve": 0,
     "errors": 0,
     "resources": 0,
+    "named": 0,
+    "lazyre": 0,
     "scrub": 0,
     "notes": 1,
     "memory": 1,
