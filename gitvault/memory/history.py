@@ -165,13 +165,20 @@ def _noted_with_prefix(vault: Vault, prefix: str) -> list[str]:
 
 def _note_paths(vault: Vault, sha: str) -> list[str]:
     """The notes of the commits `sha` (full or abbreviated) names. A commit git can name is
-    found at once (its note's path follows from it); only a prefix git does not resolve to
-    such a commit (a note of a commit rebased away) walks the notes' folders."""
+    found at once (its note's path follows from it); a prefix git does not resolve to such a
+    commit (a note of a commit rebased away, a teammate's) is looked up in the search index
+    when it is built from the vault's tip (each path it gives checked in the vault), else by
+    walking the notes' folders."""
     found = vault.git.resolve_commit(sha) if sha else None
     if found is not None and found.sha.startswith(sha):  # never a ref that happens to match
         path = layout.note_path(found.sha, found.time)
         if vault.exists(path):
             return [path]
+    from gitvault.memory.search import Index
+
+    indexed = Index(vault.loc, vault.branch).noted(sha)
+    if indexed is not None:
+        return [path for path in indexed if layout.note_sha(path) and vault.exists(path)]
     return _noted_with_prefix(vault, sha)
 
 

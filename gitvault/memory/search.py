@@ -423,6 +423,24 @@ class Index:
     def tip(self) -> str | None:
         return gitcmd.ref_exists(self.cwd, self.ref)
 
+    def noted(self, prefix: str) -> list[str] | None:
+        """The vault paths of the notes of the commits whose sha starts with `prefix` (lower
+        hex), from the index when it is built from the vault's tip; None when it is not (the
+        caller reads the vault instead)."""
+        if not self.path.exists() or any(c not in "0123456789abcdef" for c in prefix):
+            return None
+        try:
+            with closing(self._connect(self.path)) as conn:
+                if self._watermark(conn) != self.tip():
+                    return None
+                rows = conn.execute(
+                    "SELECT key, time, path FROM docs WHERE key >= ? AND key < ? AND kind = 'note'",
+                    (f"c:{prefix}", f"c:{prefix}g"),
+                ).fetchall()
+        except (sqlite3.DatabaseError, OSError):
+            return None
+        return [path or _path_of(key, moment) for key, moment, path in rows]
+
     # -- updating ------------------------------------------------------------------------
     def update(self) -> Updated:
         """Bring the index up to the vault's tip (or rebuild it). Returns what changed."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gitvault.memory.clean import slugify
 from tests.support.memory import cli_in, session_text
 from tests.support.repos import Repo, cli, cli_proc, make_repo
@@ -67,17 +69,31 @@ def test_show_takes_citations_revisions_and_paths(repo: Repo) -> None:
     assert missing.code == 1 and missing.json("error")["hint"]
 
 
-def test_an_ambiguous_abbreviation_lists_the_candidates(repo: Repo) -> None:
+@pytest.mark.parametrize("index", ["none", "stale", "current"])
+def test_an_ambiguous_abbreviation_lists_the_candidates(repo: Repo, index: str) -> None:
+    """Notes of commits git cannot name are found through the search index when it is built
+    from the vault's tip, and by reading the vault's folders otherwise: the same answer."""
+    from gitvault.memory.search import Index
     from gitvault.resolve import resolve
     from gitvault.vault import frontmatter, layout
     from gitvault.vault.store import Vault
 
+    loc = resolve(repo.path)
+    if index == "stale":
+        Index(loc).update()  # built before the notes below: never trusted for them
     # Two notes whose commits share a prefix (commits rebased away: only their notes remain).
     shas = ["0827" + "a" * 36, "0827" + "b" * 36]
-    vault = Vault(resolve(repo.path))
+    vault = Vault(loc)
     for sha in shas:
         text = frontmatter.render({"kind": "note", "sha": sha}, "# gone commit\n")
         vault.commit({layout.note_path(sha, 1_700_000_000): text.encode()}, f"note {sha[:7]} x")
+    if index == "current":
+        Index(loc).update()
+        assert sorted(Index(loc).noted("0827") or []) == sorted(
+            layout.note_path(sha, 1_700_000_000) for sha in shas
+        )
+    else:
+        assert Index(loc).noted("0827") is None
     result = cli_in(repo, "show", "0827")
     assert result.code == 1
     assert "ambiguous" in result.err
