@@ -160,6 +160,7 @@ class ToolEvent:
         others: tuple[str, ...] = (),
         parent: str = "",
         readers: tuple[str, ...] = (),
+        tail: str = "",
     ) -> None:
         self.agent, self.word, self.key = agent, word, key
         self.path_key, self.project_var, self.others = path_key, project_var, others
@@ -167,6 +168,9 @@ class ToolEvent:
         # tool's arguments). READERS: PATH_KEY holds a shell command line, whose one file the sh
         # reads only from `READER FILE`, `head|tail -n N FILE` or `sed -n 'N,Mp' FILE`.
         self.parent, self.readers = parent, readers
+        # TAIL: a member the agent always writes after every member the sh reads (the tool's
+        # result, as large as the file read): the sh looks only at the input before it.
+        self.tail = tail
 
 
 # gv_member NAME: the value of the input's one member NAME (a JSON string without an escape in
@@ -368,6 +372,7 @@ return 1
 gv_unknown() {
 case $0 in */*) ;; *) return 1 ;; esac
 gv_state=${0%/*}/..
+[ -z "$gv_tail" ] || gv_input=${gv_input%%"\"$gv_tail\""*}
 for gv_other in $gv_others; do
 case $gv_input in *"\"$gv_other\""*) return 1 ;; esac
 done
@@ -464,7 +469,7 @@ def _fast_paths(
         f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=unknown gv_path_key={t.path_key} "
         f"gv_project={'' if t.project_var == 'PWD' else f'${{{t.project_var}:-}}'} "
         f"gv_others='{' '.join(t.others)}' gv_parent={t.parent} "
-        f"gv_readers='{' '.join(t.readers)}' ;;"
+        f"gv_readers='{' '.join(t.readers)}' gv_tail='{t.tail}' ;;"
         for t in tools
     ]
     arms += [

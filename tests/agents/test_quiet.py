@@ -339,9 +339,27 @@ def test_a_path_the_sh_cannot_resolve_for_sure_goes_to_python(
 
 
 def test_a_second_file_path_member_goes_to_python(known: Hooks) -> None:
-    raw = json.dumps(_tool_input(known, str(known.repo.path / "other.txt")))
-    raw = raw[:-1] + f', "extra": {{"file_path": "{known.repo.path}/hello.txt"}}}}'
-    assert known.run("claude", "file-read", raw)[1]
+    data = _tool_input(known, str(known.repo.path / "other.txt"))
+    response = data.pop("tool_response")
+    data["extra"] = {"file_path": f"{known.repo.path}/hello.txt"}
+    data["tool_response"] = response  # the second member before the tool's result
+    assert known.run("claude", "file-read", json.dumps(data))[1]
+
+
+def test_the_sh_reads_claudes_input_only_up_to_the_tools_result(known: Hooks) -> None:
+    """Claude Code writes tool_response (the whole file read) after every member the sh reads:
+    the sh never scans it, so a large file costs it nothing and the result's own members do
+    not count; a member the sh needs that comes only after it is not found (Python then)."""
+    other = str(known.repo.path / "other.txt")
+    data = _tool_input(known, other)
+    data["tool_response"] = {
+        "file": {"file_path": f"{known.repo.path}/hello.txt", "content": "x = 1\n" * 50_000},
+        "notebook_path": "x.ipynb",
+    }
+    assert known.run("claude", "file-read", json.dumps(data)) == ("", False)
+    late = {k: v for k, v in data.items() if k != "tool_input"}
+    late["tool_input"] = {"file_path": other}  # after the result: the sh cannot read it
+    assert known.run("claude", "file-read", json.dumps(late))[1]
 
 
 @pytest.mark.parametrize("how", ["missing", "other format", "fifo"])

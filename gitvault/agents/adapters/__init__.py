@@ -126,6 +126,7 @@ def tool_events() -> list[ToolEvent]:
             adapter.fast_path_others,
             adapter.fast_path_parent,
             adapter.fast_path_readers,
+            adapter.fast_path_tail,
         )
         for adapter in all_adapters().values()
         if adapter.fast_path_field

@@ -118,6 +118,9 @@ class Adapter:
     fast_path_parent: ClassVar[str] = ""
     fast_path_readers: ClassVar[tuple[str, ...]] = ()
     fast_path_events: ClassVar[tuple[str, ...]] = ("file-read", "file-edit")
+    # A member the agent writes after every member the sh reads (the tool's result, as large as
+    # the file): the sh scans only the input before it ("": the whole input).
+    fast_path_tail: ClassVar[str] = ""
     project_var: ClassVar[str] = "PWD"  # hook env: the project folder, when the agent sets one
     # The project variable names the project whose settings ran the hook, even when the input's
     # cwd is elsewhere (else the input's cwd comes first).

@@ -49,6 +49,8 @@ class Claude(Adapter):
     start_env_file: ClassVar[str | None] = "CLAUDE_ENV_FILE"  # shell_cli writes PATH there
     fast_path_field: ClassVar[str | None] = "file_path"
     fast_path_others: ClassVar[tuple[str, ...]] = ("notebook_path",)
+    # PostToolUse's input: …, tool_name, tool_input, tool_response, tool_use_id (observed).
+    fast_path_tail: ClassVar[str] = "tool_response"
     hooks: ClassVar[tuple[Hook, ...]] = (
         Hook("SessionStart", "session-start", 15, "startup|resume|clear|compact"),
         Hook("Stop", "turn-end", 30, word="stop"),
