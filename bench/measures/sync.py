@@ -70,7 +70,9 @@ def bench_sync(ctx: Context) -> list[Row]:
     )
     # a: 100 new notes, pushed; b: one note of its own, then sync = fetch + merge + push.
     _new_notes(a, NEW_NOTES, seed=501)
+    cpu = _children_cpu()
     push_s, pushed = _gitvault(["sync"], a)
+    push_cpu = _children_cpu() - cpu
     _new_notes(b, 1, seed=502)
     ref = vault_ref(b)
     tips = git_out(["rev-parse", ref], b)
@@ -93,7 +95,8 @@ def bench_sync(ctx: Context) -> list[Row]:
         f"A local bare remote (receive.denyNonFastForwards) holding a {size:,}-note vault "
         f"(generated with repogen.populate_vault, repacked, pushed by `gitvault sync`), and a "
         f"clone that adopted it at install. Clone A writes {NEW_NOTES} new notes and runs "
-        f"`gitvault sync` (push: {push_s:.2f} s); clone B writes one note of its own and runs "
+        f"`gitvault sync` (push: {push_s:.2f} s, {push_cpu:.2f} s CPU); clone B writes one "
+        f"note of its own and runs "
         f"`gitvault sync` as a subprocess: fetch of the {NEW_NOTES} notes, validation, a merge "
         f"commit with both parents, push ({merge_s:.2f} s, {merge_cpu:.2f} s CPU). A sync with "
         f"nothing new: {idle_s:.2f} s ({idle_cpu:.2f} s CPU), no commit, no push; its floor, a "
@@ -114,6 +117,7 @@ def bench_sync(ctx: Context) -> list[Row]:
                 "merge_s": merge_s,
                 "merge_cpu_s": merge_cpu,
                 "push_s": push_s,
+                "push_cpu_s": push_cpu,
                 "idle_s": idle_s,
                 "idle_cpu_s": idle_cpu,
                 "fetch_floor_s": floor_s,
