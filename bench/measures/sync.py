@@ -4,6 +4,7 @@ clones syncing at once against one remote."""
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -18,6 +19,11 @@ from measures.common import Context, install, vault_ref
 
 NEW_NOTES = 100
 CLONES = 10
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _gitvault(args: list[str], cwd: Path) -> tuple[float, dict[str, object]]:
@@ -64,23 +70,38 @@ def bench_sync(ctx: Context) -> list[Row]:
     )
     # a: 100 new notes, pushed; b: one note of its own, then sync = fetch + merge + push.
     _new_notes(a, NEW_NOTES, seed=501)
+    cpu = _children_cpu()
     push_s, pushed = _gitvault(["sync"], a)
+    push_cpu = _children_cpu() - cpu
     _new_notes(b, 1, seed=502)
     ref = vault_ref(b)
     tips = git_out(["rev-parse", ref], b)
+    cpu = _children_cpu()
     merge_s, merged = _gitvault(["sync"], b)
+    merge_cpu, cpu = _children_cpu() - cpu, _children_cpu()
     assert merged["pushed"] and tips != git_out(["rev-parse", ref], b)
     idle_s, idle = _gitvault(["sync"], b)
+    idle_cpu, cpu = _children_cpu() - cpu, _children_cpu()
     assert not idle["pushed"] and not idle["committed"]
+    # The floor of a sync with nothing new: one bare `git fetch` of the same remote's vault.
+    start = time.perf_counter()
+    git(["fetch", "-q", "--no-tags", "origin", f"+{ref}:refs/bench/floor"], b)
+    floor_s = time.perf_counter() - start
+    floor_cpu = _children_cpu() - cpu
+    git(["update-ref", "-d", "refs/bench/floor"], b)
+    ratio = idle_s / max(floor_s, 1e-3)
     objects = git_out(["count-objects", "-v"], b)
     how = (
         f"A local bare remote (receive.denyNonFastForwards) holding a {size:,}-note vault "
         f"(generated with repogen.populate_vault, repacked, pushed by `gitvault sync`), and a "
         f"clone that adopted it at install. Clone A writes {NEW_NOTES} new notes and runs "
-        f"`gitvault sync` (push: {push_s:.2f} s); clone B writes one note of its own and runs "
+        f"`gitvault sync` (push: {push_s:.2f} s, {push_cpu:.2f} s CPU); clone B writes one "
+        f"note of its own and runs "
         f"`gitvault sync` as a subprocess: fetch of the {NEW_NOTES} notes, validation, a merge "
-        f"commit with both parents, push ({merge_s:.2f} s). A sync with nothing new: "
-        f"{idle_s:.2f} s, no commit, no push. B's object store after: "
+        f"commit with both parents, push ({merge_s:.2f} s, {merge_cpu:.2f} s CPU). A sync with "
+        f"nothing new: {idle_s:.2f} s ({idle_cpu:.2f} s CPU), no commit, no push; its floor, a "
+        f"bare `git fetch` of the same remote's vault right after: {floor_s:.3f} s "
+        f"({floor_cpu:.3f} s CPU), {ratio:.0f}x. B's object store after: "
         + ", ".join(line for line in objects.splitlines() if line.startswith(("count", "packs")))
     )
     rows = [
@@ -89,10 +110,20 @@ def bench_sync(ctx: Context) -> list[Row]:
             f"Sync of {NEW_NOTES} new notes into a {size:,}-note vault (local remote)",
             merge_s,
             "s",
-            shown=f"{merge_s:.2f} s (nothing new {idle_s:.2f} s)",
+            shown=f"{merge_s:.2f} s (nothing new {idle_s:.2f} s, {ratio:.0f}x a bare git fetch)",
             target="sync",
             how=how,
-            details={"merge_s": merge_s, "push_s": push_s, "idle_s": idle_s, "pushed": pushed},
+            details={
+                "merge_s": merge_s,
+                "merge_cpu_s": merge_cpu,
+                "push_s": push_s,
+                "push_cpu_s": push_cpu,
+                "idle_s": idle_s,
+                "idle_cpu_s": idle_cpu,
+                "fetch_floor_s": floor_s,
+                "fetch_floor_cpu_s": floor_cpu,
+                "pushed": pushed,
+            },
         ),
         Row(
             "push",

@@ -6,7 +6,9 @@ new objects travel. Nothing here repacks, rewrites history or forces a ref.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +18,7 @@ from pathlib import Path
 from gitvault.errors import GitvaultError
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout, processes, statedir
-from gitvault.vault.files import make_dirs
+from gitvault.vault.files import NotRegular, make_dirs
 
 NETWORK_TIMEOUT = 300.0  # seconds for one fetch or push
 
@@ -138,7 +140,11 @@ def fetch(
         if problems:
             yield Fetched(tip, False, where, problems)
             return
-        moved = gitcmd.run_git(
+        if _move_objects(where, Path(os.path.realpath(loc.common_dir / "objects"))):
+            gitcmd.run_git(["update-ref", tracking, tip], cwd)  # refuses a missing object
+            yield Fetched(tip, True, loc.common_dir, [])
+            return
+        moved = gitcmd.run_git(  # another file system: git copies them
             [
                 "-c",
                 "fetch.fsckObjects=true",
@@ -172,6 +178,43 @@ def _quarantine_repo(loc: Location, where: Path) -> None:
         out.write(f'[include]\n\tpath = "{_quoted(config)}"\n[core]\n\tbare = true\n')
     objects = os.path.realpath(loc.common_dir / "objects")
     (where / "objects" / "info" / "alternates").write_text(objects + "\n")
+
+
+def _move_objects(where: Path, objects: Path) -> bool:
+    """Link the objects a fetch brought, now that git fsck passed them, from the throwaway
+    repository into the repository's object folder, as git's receive-pack moves its own
+    quarantine in: a pack before its index (a reader never finds an index without its pack),
+    nothing overwritten (a pack of the same name holds the same objects), loose objects too.
+    All or nothing: False, with what was linked removed again (nothing names those objects
+    yet), when one cannot be linked (another file system): the caller has git fetch them."""
+    src = where / "objects"
+    made: list[Path] = []
+    try:
+        packs = [p for p in (src / "pack").iterdir() if p.name.startswith("pack-")]
+        rank = {".pack": 0, ".idx": 2}  # .rev and the like between; a .keep is never taken
+        for path in sorted(packs, key=lambda p: (rank.get(p.suffix, 1), p.name)):
+            if path.suffix != ".keep":
+                _link(path, objects / "pack" / path.name, made)
+        for folder in src.iterdir():
+            if len(folder.name) == 2 and all(c in "0123456789abcdef" for c in folder.name):
+                for path in folder.iterdir():
+                    _link(path, objects / folder.name / path.name, made)
+    except OSError:
+        for path in reversed(made):
+            path.unlink(missing_ok=True)
+        return False
+    return True
+
+
+def _link(path: Path, to: Path, made: list[Path]) -> None:
+    """One object file linked into place unless one of its name is there. Raises OSError."""
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        raise NotRegular(errno.EINVAL, f"{path} is not a regular file")
+    if os.path.lexists(to):
+        return
+    make_dirs(to.parent)
+    os.link(path, to)
+    made.append(to)
 
 
 def _quoted(path: Path) -> str:

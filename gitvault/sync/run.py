@@ -57,6 +57,9 @@ class SyncResult:
     quarantine_record: str | None = None
     ci_warnings: list[str] = field(default_factory=list)
     buried: str | None = None  # the commit that dropped digest lines about forgotten items
+    # (path, blob) this sync recorded as another clone's (the merge is planned again after
+    # the push, on the commit pushed: what it takes is on record already)
+    recorded: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def summary(self) -> str:
         if not self.committed and not self.fast_forward and not self.pushed:
@@ -72,7 +75,7 @@ class SyncResult:
         return "; ".join(parts)
 
     def as_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "recorded"}
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def sync(
     loc: Location, name: str | None = None, *, push: bool = True, say: Say = lambda _: None
 ) -> SyncResult:
     vault = Vault(loc)
-    vault.check_format()
+    before = vault.check_format()
     chosen = name or remote.default_remote(loc)
     if not remote.is_known(loc, chosen):
         raise SyncError(
@@ -147,9 +150,10 @@ def sync(
     from gitvault.pathrecall.index import update_quietly
 
     update_quietly(loc, rebuild_here=False)  # what arrived, for the edit-time block
-    from gitvault.memory import ready
+    if vault.tip() != before or result.recorded:
+        from gitvault.memory import ready
 
-    ready.after_change(loc)  # and for the next session start
+        ready.after_change(loc)  # and for the next session start (recall read nothing new else)
     return result
 
 
@@ -381,16 +385,21 @@ def _record_origins(
 ) -> None:
     """Record what this merge takes from the remote before it lands (vault/origin): recall,
     the digest and the agent files mark it, and review mode holds it."""
+    taking = {(p, plan.blobs.get(p, "")) for p, data in plan.changes.items() if data is not None}
+    if taking <= result.recorded:
+        return
     files = [
         f
         for f in merge.arrivals(cwd, local, other, plan)
-        if layout.is_item(f.path) or layout.is_pattern(f.path) or f.path == layout.DIGEST
+        if (layout.is_item(f.path) or layout.is_pattern(f.path) or f.path == layout.DIGEST)
+        and (f.path, f.blob) not in result.recorded
     ]
+    result.recorded |= taking
     if not files:
         return
     lines: list[str] = []
     digest = plan.changes.get(layout.DIGEST)
-    if digest:
+    if digest and any(f.path == layout.DIGEST for f in files):
         lines = [ln for ln in digest.decode("utf-8", "replace").splitlines() if ln.startswith("- ")]
     origin.record(
         loc, result.remote, result.url, files, review=review_mode(cwd), digest_lines=lines

@@ -2,9 +2,13 @@
 
 By design a teammate's sessions, notes and digest reach recall and the agent files; what must
 never happen is that their text reads as this clone's own. The origin is known from this
-clone's own record, never from the file: `gitvault sync` (and the adoption at install) writes
-`<state>/origins.json` — each path it took from a remote, the remote and its URL, and what the
-file claims about its author and clone — before the merge lands. A remote can forge front
+clone's own record, never from the file: `gitvault sync` (and the adoption at install) records
+each path it took from a remote, the remote and its URL, and what the file claims about its
+author and clone, before the merge lands. The record is a snapshot (statedir.ORIGINS_FILE) and
+a log of what was taken since (statedir.ORIGINS_LOG_FILE, appended to: a sync of 100 files into
+a record of 100k costs what 100 cost); a review decision or the fold's mark rewrites the
+snapshot whole, taking the log in (the snapshot names the log it took in, so a crash between
+the two never replays it). A remote can forge front
 matter, commit authors and messages, but not this record, so nothing it sends reads as local.
 A path that is not on record is this clone's; the digest (one path every fold rewrites) is on
 record only with the blob that came in, and so are the digest lines it held.
@@ -107,6 +111,24 @@ class Origins:
         self.files: dict[str, dict[str, Any]] = files if isinstance(files, dict) else {}
         lines = data.get("digest_lines")
         self.digest_lines: dict[str, str] = lines if isinstance(lines, dict) else {}
+        self.log = ""  # the id of the log replayed on this record ("" none)
+
+    def take(self, entry: dict[str, Any]) -> None:
+        """Replay one entry of the log: a file taken (a path on record keeps its review
+        decision), or a digest line's first remote."""
+        line = entry.get("line")
+        if isinstance(line, str):
+            self.digest_lines.setdefault(line, str(entry.get("remote") or "?"))
+            return
+        path = entry.get("path")
+        if not isinstance(path, str):
+            return
+        before = self.files.get(path)
+        decided = before.get("review") if isinstance(before, dict) else None
+        taken = {k: v for k, v in entry.items() if k != "path"}
+        if decided in (ACCEPTED, REJECTED):
+            taken["review"] = decided
+        self.files[path] = taken
 
     def __bool__(self) -> bool:
         return bool(self.files)
@@ -191,7 +213,26 @@ class Origins:
 
 
 def load(loc: Location) -> Origins:
-    return Origins(statedir.ORIGINS_FILE.read(loc))
+    """The record: the snapshot, and the log replayed on it unless the snapshot took it in.
+    The log is read first: a rewrite in between leaves a snapshot that names it."""
+    log = statedir.ORIGINS_LOG_FILE.read(loc)
+    data = statedir.ORIGINS_FILE.read(loc)
+    current = Origins(data)
+    if log is not None and log[0] and (data or {}).get(_TOOK_IN) != log[0]:
+        for entry in log[1]:
+            current.take(entry)
+        current.log = log[0]
+    return current
+
+
+_TOOK_IN = "took_in"  # the snapshot's key: the id of the last log it took in
+
+
+def _rewrite(loc: Location, current: Origins) -> None:
+    """The snapshot rewritten whole, taking in the log that `current` replayed (held under
+    the record's lock: no append comes in between)."""
+    if statedir.ORIGINS_FILE.write(loc, {**current.as_json(), _TOOK_IN: current.log}):
+        statedir.ORIGINS_LOG_FILE.drop(loc)
 
 
 def solo(loc: Location) -> bool:
@@ -206,6 +247,9 @@ def solo(loc: Location) -> bool:
         recorded = statedir.ORIGINS_FILE.read(loc)
         if recorded is None or Origins(recorded).files or Origins(recorded).digest_lines:
             return False
+    log = statedir.ORIGINS_LOG_FILE.read(loc)
+    if log is None or log[1]:
+        return False
     cwd = loc.common_dir
     branch = gitcmd.vault_branch(cwd)
     if gitcmd.config_get(cwd, layout.ADOPTED_KEY) or gitcmd.config_get(
@@ -265,24 +309,32 @@ def _record(
     review: bool,
     digest_lines: Iterable[str],
 ) -> None:
-    current = load(loc)
     now = int(time.time())
-    for item in files:
-        before = current.files.get(item.path)
-        decided = before.get("review") if isinstance(before, dict) else None
-        state = decided if decided in (ACCEPTED, REJECTED) else (HELD if review else "")
-        current.files[item.path] = {
+    entries: list[dict[str, Any]] = [
+        {
+            "path": item.path,
             "remote": remote,
             "url": url,
             "blob": item.blob,
             "author": item.author[:200],
             "clone": item.clone[:200],
-            "review": state,
+            "review": HELD if review else "",  # a decision on record is kept (Origins.take)
             "at": now,
         }
-    for line in digest_lines:
-        current.digest_lines.setdefault(line_key(line), remote)
-    statedir.ORIGINS_FILE.write(loc, current.as_json())
+        for item in files
+    ]
+    entries += [{"line": line_key(line), "remote": remote} for line in digest_lines]
+    if not entries:
+        return
+    if not statedir.ORIGINS_FILE.path(loc).is_file():  # it stands once anything is on record
+        statedir.ORIGINS_FILE.write(loc, Origins().as_json())
+    try:
+        statedir.ORIGINS_LOG_FILE.append(loc, entries)
+    except OSError:  # the log cannot be appended to: the snapshot takes it all in
+        current = load(loc)
+        for entry in entries:
+            current.take(entry)
+        _rewrite(loc, current)
 
 
 def decide(loc: Location, paths: Iterable[str], decision: str) -> list[str]:
@@ -303,20 +355,21 @@ def _decide(loc: Location, paths: Iterable[str], decision: str) -> list[str]:
             entry["decided_at"] = int(time.time())
             changed.append(path)
     if changed:
-        statedir.ORIGINS_FILE.write(loc, current.as_json())
+        _rewrite(loc, current)
     return changed
 
 
 def folded(loc: Location, paths: Iterable[str]) -> None:
     """The fold read these accepted items: they no longer wait for one."""
-    current = load(loc)
-    changed = False
-    for path in paths:
-        entry = current.files.get(path)
-        if isinstance(entry, dict) and entry.pop("unfolded", None) is not None:
-            changed = True
-    if changed:
-        statedir.ORIGINS_FILE.write(loc, current.as_json())
+    with _locked(loc):
+        current = load(loc)
+        changed = False
+        for path in paths:
+            entry = current.files.get(path)
+            if isinstance(entry, dict) and entry.pop("unfolded", None) is not None:
+                changed = True
+        if changed:
+            _rewrite(loc, current)
 
 
 def claims(text: str) -> tuple[str, str]:

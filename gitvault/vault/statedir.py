@@ -25,6 +25,8 @@ from gitvault.vault.files import (
     atomic_write,
     load_json_object,
     make_dirs,
+    open_regular,
+    parse_json,
     read_regular,
     write_json,
 )
@@ -135,8 +137,11 @@ def sync_lock(remote_key: str) -> str:
 
 SYNC_QUARANTINE = "quarantine"  # what sync refused: one JSON record per sync (sync/state)
 # Which vault files came from another clone, through which remote, and their review state
-# (vault/origin): written by sync only, so a remote cannot make its files look local.
+# (vault/origin): written by sync only, so a remote cannot make its files look local. A snapshot
+# (ORIGINS) and what sync appended since (ORIGINS_LOG, one JSON object a line): a sync records
+# what it took in time that follows what came, not the size of the record.
 ORIGINS = "origins.json"
+ORIGINS_LOG = "origins.log"
 
 # Every name above by what stands there, a file or a folder: what the tests plant FIFOs, links
 # and folders at (tests/commands/test_planted_state_files.py fails for a name in neither).
@@ -168,6 +173,7 @@ FILES = (
     SYNC_STATE,
     SYNC_LOCK,
     ORIGINS,
+    ORIGINS_LOG,
     f"{READY}/{READY_MAIN}",
     f"{READY}/{READY_GEN}",
     f"{READY}/{READY_LOCK}",
@@ -393,6 +399,117 @@ WALK_FILE = JsonFile(WALK)
 # One entry per file taken from a remote (~300 bytes): a team vault of 100k items is ~30 MB.
 ORIGINS_FILE = JsonFile(ORIGINS, feeds_recall=True, limit=256 * 1024 * 1024)
 HANDOVERS_FILE = JsonFile(HANDOVERS, feeds_recall=True)
+
+
+class JsonLog:
+    """An append-only log of JSON objects, one a line, after a header line
+    (`{"format": N, "id": HEX}`; the id names this log, so a snapshot can say it took it in).
+    A reader skips a line it cannot parse (a torn last append); an appender never follows a
+    link or blocks on a FIFO (files.open_regular replaces what stands there)."""
+
+    def __init__(
+        self, name: str, version: int = 1, *, feeds_recall: bool = False, limit: int | None = None
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.feeds_recall = feeds_recall
+        self.limit = JSON_LIMIT if limit is None else limit
+
+    def path(self, loc: Location) -> Path:
+        return loc.state_dir / self.name
+
+    def read(self, loc: Location) -> tuple[str, list[dict[str, Any]]] | None:
+        """(the log's id, its entries): ("", []) when there is none; None when it cannot be
+        read (not a regular file, over the cap, no valid header, a newer format)."""
+        try:
+            data = read_regular(self.path(loc), self.limit)
+        except FileNotFoundError:
+            return "", []
+        except OSError:
+            return None
+        head, _, body = data.partition(b"\n")
+        header = _json_object(head)
+        if header is None or not _known_format(header, self.version):
+            return None
+        ident = header.get("id")
+        if not isinstance(ident, str) or not ident:
+            return None
+        lines = [ln for ln in body.split(b"\n")[:-1] if ln.strip()]  # the last: torn or empty
+        try:  # one parse for the whole log; line by line only when a line is bad
+            parsed = parse_json(b"[" + b",".join(lines) + b"]")
+        except ValueError:
+            parsed = [_json_object(ln) for ln in lines]
+        return ident, [e for e in parsed if isinstance(e, dict)]
+
+    def append(self, loc: Location, entries: list[dict[str, Any]]) -> bool:
+        """Append entries in one write (the log started, with a new id, when there is none).
+        False (nothing written) when the log on disk is of a newer format. Raises OSError when
+        the folder or the file cannot be written, or the log has no valid header (a torn first
+        write): the caller rewrites what the log holds instead."""
+        import json
+
+        if not entries:
+            return True
+        make_dirs(loc.state_dir)
+        payload = b"".join(
+            json.dumps(e, ensure_ascii=False, allow_nan=False).encode("utf-8") + b"\n"
+            for e in entries
+        )
+        fd = open_regular(self.path(loc), os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                head = {FORMAT_KEY: self.version, "id": os.urandom(8).hex()}
+                payload = json.dumps(head).encode() + b"\n" + payload
+            else:
+                header = _json_object(os.pread(fd, 4096, 0).partition(b"\n")[0])
+                newer = header is not None and isinstance(header.get(FORMAT_KEY), int)
+                if newer and not _known_format(header or {}, self.version):
+                    return False  # a newer gitvault's log: left alone
+                if header is None or not isinstance(header.get("id"), str):
+                    raise OSError(f"{self.path(loc)} has no valid header")
+                if os.pread(fd, 1, size - 1) != b"\n":  # a torn append: end its line
+                    payload = b"\n" + payload
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if self.feeds_recall:
+            recall_inputs_changed(loc)
+        return True
+
+    def newer(self, loc: Location) -> bool:
+        """Whether the log on disk is of a format this gitvault does not know."""
+        try:
+            head = read_regular(self.path(loc), self.limit).partition(b"\n")[0]
+        except OSError:
+            return False
+        header = _json_object(head)
+        return header is not None and not _known_format(header, self.version)
+
+    def drop(self, loc: Location) -> None:
+        """Remove the log (a snapshot took it in), unless a newer gitvault keeps it. Raises
+        OSError."""
+        if not self.newer(loc):
+            self.path(loc).unlink(missing_ok=True)
+
+
+def _json_object(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = parse_json(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _known_format(header: dict[str, Any], version: int) -> bool:
+    found = header.get(FORMAT_KEY)
+    return isinstance(found, int) and not isinstance(found, bool) and found <= version
+
+
+ORIGINS_LOG_FILE = JsonLog(ORIGINS_LOG, feeds_recall=True, limit=256 * 1024 * 1024)
 VIEW_PAGES_FILE = JsonFile(VIEW_PAGES)
 
 

@@ -5,6 +5,8 @@ sends (front matter, commit trailers, authors) makes its text read as local."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -235,3 +237,40 @@ def test_search_show_and_the_mcp_tools_mark_another_clones_text(
     assert c.gv("install", "--no-claude").code == 0
     held = mcpserver.Memory(resolve(c.path)).call("show", {"id": slug})
     assert POISON not in held and "gitvault review" in held, held
+
+
+def test_a_sync_records_each_file_it_takes_once_and_one_with_nothing_new_rebuilds_nothing(
+    remote: Path, tmp_path: Path
+) -> None:
+    """A sync that pushes a merge plans it twice (before the push, and on the pushed commit):
+    what it takes is recorded once. A sync that brought nothing leaves the materialized recall
+    block as it was (it read nothing new)."""
+    from gitvault.memory import ready
+    from gitvault.vault import statedir
+
+    a = clone(remote, tmp_path / "a")
+    a.commit("feat: first")
+    sync(a)
+    b = clone(remote, tmp_path / "b")
+    came = [a.commit(f"feat: change {i}") for i in range(3)]
+    sync(a)
+    b.commit("fix: b's own")
+    done = sync(b)
+    assert done["pushed"] and done["committed"]
+    loc = resolve(b.path)
+    lines = statedir.ORIGINS_LOG_FILE.path(loc).read_text().splitlines()[1:]
+    recorded = [json.loads(line)["path"] for line in lines]
+    for sha in came:
+        assert sum(p.endswith(f"/{sha}.md") for p in recorded) == 1, recorded
+    ready.want(loc)
+    ready.refresh(loc)
+    block = statedir.ready_file(loc)
+    gen = loc.state_dir / statedir.READY / statedir.READY_GEN
+    before = (block.read_bytes(), os.stat(block).st_ino, gen.read_bytes())
+    idle = sync(b)
+    assert not idle["committed"] and not idle["pushed"]
+    assert (block.read_bytes(), os.stat(block).st_ino, gen.read_bytes()) == before
+    a.commit("feat: one more")
+    sync(a)
+    sync(b)
+    assert os.stat(block).st_ino != before[1]  # something came: the block is built again
