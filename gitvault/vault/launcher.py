@@ -671,13 +671,20 @@ def shell_command(args: str, project_var: str) -> str:
     """A shell command line running `gitvault-hook ARGS` from a hook an agent runs in the
     project (found from the variable the agent sets to the project folder, else the current
     one): the repository's launcher first, else gitvault-hook on PATH, else nothing (a
-    missing tool must never break a session). Names no machine-specific path."""
+    missing tool must never break a session). Names no machine-specific path.
+
+    The project folder's own `.git` folder is tried first: there (a main worktree's top) it is
+    the common git dir, found without starting git (~2 ms a hook, every turn and tool call);
+    anywhere else (a linked worktree, a subfolder, a `.git` file) git names it."""
+    project = f"${{{project_var}:-.}}"
+    # $PWD, not ".": the launcher finds its state folder from its own path, after a `cd`
+    near = f"${{{project_var}:-$PWD}}/.git/{STATE_DIRNAME}/{RELATIVE}"
     common = (
-        f'd=$(git -C "${{{project_var}:-.}}" rev-parse --path-format=absolute '
-        "--git-common-dir 2>/dev/null)"
+        f'd=$(git -C "{project}" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)'
     )
     hook = f"$d/{STATE_DIRNAME}/{RELATIVE}"
     return (
+        f'[ -x "{near}" ] && exec "{near}" {args}; '
         f'{common}; [ -x "{hook}" ] && exec "{hook}" {args}; '
         f"command -v {ENTRY} >/dev/null 2>&1 && exec {ENTRY} {args}; exit 0"
     )

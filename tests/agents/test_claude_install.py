@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -175,6 +176,40 @@ def test_installed_hook_commands_run_the_hooks_and_fail_open(repo: Repo) -> None
         env={"PATH": "/usr/bin:/bin"},
     )
     assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_the_hook_command_finds_a_main_worktrees_launcher_without_starting_git(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Every turn and tool call runs the command: at a main worktree's top its own .git holds
+    the launcher (no git process); a linked worktree's is found by git, as before."""
+    command = _ours(_settings(repo)["hooks"]["SessionStart"])[0]["hooks"][0]["command"]
+    bin_dir, calls = tmp_path / "bin", tmp_path / "git-calls"
+    bin_dir.mkdir()
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True)
+    (bin_dir / "git").write_text(
+        f'#!/bin/sh\necho "$*" >> {calls}\nexec {real_git.stdout.strip()} "$@"\n'
+    )
+    (bin_dir / "git").chmod(0o755)
+
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", str(linked))
+    for folder, by_git in ((repo.path, False), (linked, True)):
+        calls.unlink(missing_ok=True)
+        payload = json.dumps(sample("SessionStart:startup", repo=repo))
+        done = subprocess.run(
+            ["sh", "-c", command],
+            input=payload,
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**env, "CLAUDE_PROJECT_DIR": str(folder)},
+        )
+        assert done.returncode == 0 and "VAULT RECALL" in done.stdout, done
+        found = calls.read_text() if calls.exists() else ""
+        assert ("--git-common-dir" in found) is by_git, (folder, found)
 
 
 def test_stale_gitvault_entries_are_replaced_not_duplicated(
@@ -529,7 +564,6 @@ def test_install_sets_the_status_line_when_the_user_has_none_and_uninstall_remov
 def test_install_never_replaces_a_status_line_the_user_has(
     repo_factory: Callable[..., Repo], where: str
 ) -> None:
-    import os
 
     repo = repo_factory(install=False, claude=True)
     mine = {"type": "command", "command": "echo my-line"}
