@@ -375,9 +375,9 @@ MEASURES = (
             "record": Target("<=", 100, "ms"),  # PreCompact, SessionEnd
         },
         about="Whole processes, interpreter start-up included, as Claude Code runs them "
-        "(gitvault installed as the machine line says), in the large generated vault with a digest near its cap, two "
-        "sessions and a patterns file; SessionEnd's background fold is switched off so that "
-        "it does not compete with the next runs.",
+        "(gitvault installed as the machine line says), in the large generated vault with a "
+        "digest near its cap, two sessions and a patterns file; SessionEnd's background fold "
+        "is switched off so that it does not compete with the next runs.",
         summary=(
             "session_start",
             "session_start_no_digest",
