@@ -12,7 +12,17 @@ from __future__ import annotations
 import bisect
 import re
 
-from gitvault.scrub.rules import FINDERS, LINES, RULES, TEXT, Rule, Span
+from gitvault.scrub.rules import (
+    FINDERS,
+    LINES,
+    MASKED,
+    PUBLIC,
+    PUBLIC_LITERALS,
+    RULES,
+    TEXT,
+    Rule,
+    Span,
+)
 
 
 class Scrubbed:
@@ -285,6 +295,15 @@ def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int
             for s, e, i in found
             if not any(s < m_end and m_start < e for m_start, m_end in markers)
         ]
+    public = _public(text)
+    found = [
+        (s, e, i)
+        for s, e, i in found
+        if not MASKED.fullmatch(text, s, e)
+        and not any(low <= s and e <= high for low, high in public)
+    ]
+    if not found:
+        return []
     found.sort()
     merged: list[list[int]] = []
     for start, end, index in found:
@@ -295,6 +314,15 @@ def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int
         else:
             merged.append([start, end, index])
     return [(start, end, RULES[index].kind) for start, end, index in merged]
+
+
+def _public(text: str) -> list[Span]:
+    """The stretches of ``text`` that are public material (``rules.PUBLIC``): a value found
+    wholly inside one is kept. Looked for only in a text where a rule found something."""
+    for literal in PUBLIC_LITERALS:
+        if literal in text:
+            return [match.span() for match in PUBLIC.finditer(text)]
+    return []
 
 
 FINDERS.append(secret_spans)  # what base64_secret and urlencoded_secret ask of decoded text

@@ -240,6 +240,15 @@ lower-case word (``password: required``). ``prose_secret`` (and ``bearer_token``
 more characters with a digit, three character classes or a long random-looking string, and not
 a version, a hash, a file name, a path, a URL or an e-mail address.
 
+Public material. Whatever rule found it, a value that lies wholly inside public material is
+kept (``PUBLIC``): a ``-----BEGIN … PUBLIC KEY-----`` block, an OpenSSH public key
+(``ssh-ed25519 AAAA…``, ``ecdsa-sha2-nistp256 AAAA…``), an age recipient (``age1…``), a key
+fingerprint (``SHA256:<43>``, ``MD5:``/sixteen hex pairs), a content hash (a Nix store path's
+hash, a go.sum ``h1:<base64>=``), a resource identifier (an AWS ARN, an Oracle Cloud OCID, an
+IPFS CID, a 40-hex ``0x`` address, a Key Vault object URL). A private key has none of these
+shapes, so its block is redacted as before. Nor is a mask a secret, whatever rule found it:
+a run of one mask character after a provider's prefix (``ghp_xxxx…``) is kept (``MASKED``).
+
 """
 
 from __future__ import annotations
@@ -376,6 +385,17 @@ _CODE = re.compile(
 )
 # format fields or a template in the value: "postgres://%s:%s@%s/app", "%(password", "${X}"
 _TEMPLATE_INSIDE = re.compile(r"%[sd].*%[sd]|%\(\w+|\$\{|\{\{|\{\w*\}", re.DOTALL)
+# a placeholder however it is spelt (``REPLACE_ME``, ``changeme-in-production``), an elided
+# value (``sk-ant-...``), a reference to a value held elsewhere (``@db.password@`` filtering,
+# a relative file: ``./pw.txt``)
+_PLACEHOLDER_VALUE = re.compile(
+    r"(?:replace|change|fill|insert|put|set)[_-]?(?:me|it|this)?(?:[_-][a-z]+)*"
+    r"|(?:placeholder|dummy|example|sample|redacted|masked|filtered|hidden)(?:[_-][a-z]+)*"
+    r"|[^\s.\u2026]*(?:\.{3}|\u2026)|@[\w.-]+@|(?:\.{1,2}|~)/[\w./-]+"
+    r"|/[A-Za-z][\w.-]*(?:/[A-Za-z][\w.-]*)+",
+    re.IGNORECASE,
+)
+_IDENTIFIER_VALUE = re.compile(r"[a-z]+(?:_[a-z]+)+")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]{1,11}[.,:!]?")
 _LOWER_WORD = re.compile(r"[a-z]{1,7}")
 _NOT_PROSE_VALUE = re.compile(
@@ -414,8 +434,12 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
         return False
     if _CODE.fullmatch(v) and not (words and _LOWER_WORD.fullmatch(v)):
         return False
-    if _TEMPLATE_INSIDE.search(v):
+    if _TEMPLATE_INSIDE.search(v) or _PLACEHOLDER_VALUE.fullmatch(v):
         return False
+    if _IDENTIFIER_VALUE.fullmatch(v) and any(
+        part in _SECRET_PARTS for part in v.lower().split("_")
+    ):
+        return False  # an identifier naming a secret (an enum: ``client_secret_basic``)
     if _PLAIN_WORD.fullmatch(v) and not words:  # a plain word: "Updated.", "classic"
         return False
     if not strict:
@@ -666,6 +690,12 @@ def _prose(match: re.Match[str]) -> Span | None:
     """The value a secret word leads to in prose (strict test). When the value the pattern
     reached across other words (``key … (s:2026-…)``) is none, the word right after the secret
     word may be (``--key EXO1e02…``)."""
+    if match.string.startswith("(", match.end("secret")):
+        return None  # a call: ``argon2.hash(password)``
+    if match["word"].lower() == "key" and (
+        _word_before(match.string, match.start("word")) in _NOT_SECRET_KEYS
+    ):
+        return None  # ``cache key: …``
     if looks_like_value(match["secret"], strict=True):
         return match.span("secret")
     near = _NEXT_VALUE.match(match.string, match.end("word"))
@@ -779,6 +809,10 @@ _DESCRIPTIVE_LAST = frozenset(
         "id",
         "arn",
         "ttl",
+        "ref",
+        "reference",
+        "source",
+        "from",
         "timeout",
         "expiry",
         "expires",
@@ -808,7 +842,8 @@ _DESCRIPTIVE_LAST = frozenset(
         "help",
     }
 )
-_DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is"})
+# a name that refers to a secret held elsewhere: existingSecret, LoadCredential
+_DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is", "existing", "load"})
 # every secret name holds one of these (lower-cased): a text without any holds no secret name
 _NAME_LITERALS: tuple[str, ...] = (
     *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
@@ -873,6 +908,10 @@ def _assignment(match: re.Match[str]) -> Span | None:
     if _HASH_SEGMENT.search(name) or _closed_before_value(match):
         return None
     start, end = match.span(group)
+    if name.lower() == "key" and _word_before(match.string, match.start("name")) in (
+        _NOT_SECRET_KEYS
+    ):
+        return None  # ``cache key: …``, ``public key: …``: a key that opens nothing
     if not is_secret_name(name):
         return _not_named_secret(name, value, start)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
@@ -891,6 +930,16 @@ def _assignment(match: re.Match[str]) -> Span | None:
     ):
         return None
     return start, end
+
+
+def _word_before(text: str, at: int) -> str:
+    """The lower-cased word that ends one space before ``at`` ("" if none)."""
+    if at < 2 or text[at - 1] != " ":
+        return ""
+    start = at - 1
+    while start and text[start - 1].isalpha():
+        start -= 1
+    return text[start : at - 1].lower()
 
 
 def _closed_before_value(match: re.Match[str]) -> bool:
@@ -1962,7 +2011,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "sql_password",
         _rx(
-            r"(?i)\b(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
+            r"(?i)\b(?<!['\"])(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
             r"'(?P<secret>[^'\n]+)'"
         ),
         ("password", "identified"),
@@ -2220,6 +2269,46 @@ RULES: tuple[Rule, ...] = (
         span_of=_urlencoded_secret,
     ),
 )
+
+
+# ----------------------------------------------------------------------------- public material
+
+PUBLIC = _rx(
+    r"-----BEGIN (?P<pem>(?:RSA |EC |DSA |OPENSSH |SSH2 |PGP )?PUBLIC KEY(?: BLOCK)?)-----"
+    r"[\sA-Za-z0-9+/=:-]*?-----END (?P=pem)-----"
+    r"|(?<![\w-])(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp\d{3}|sk-(?:ssh-ed25519|ecdsa-sha2-"
+    r"nistp256)@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]{20,}={0,2}(?![\w+/=])"
+    r"|(?<![\w-])age1[02-9ac-hj-np-z]{58}(?![\w-])"
+    r"|(?<![\w-])SHA256:[A-Za-z0-9+/]{43}(?![\w+/])"
+    r"|(?<![\w:])(?:MD5:)?[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){15}(?![\w:])"
+    r"|/nix/store/[0-9a-df-np-sv-z]{32}-[\w.+-]*"
+    r"|(?<=[ \t])h1:[A-Za-z0-9+/]{43}="
+    r"|(?<![\w-])arn:aws[\w-]*:[\w-]+:[\w-]*:\d{12}:[^\s'\"`<>]+"
+    r"|(?<![\w-])ocid1\.[a-z0-9]+\.oc\d+\.[a-z0-9-]*\.[a-z0-9]+(?![\w.-])"
+    r"|(?<![\w-])bafy[a-z2-7]{50,}(?![\w-])"
+    r"|(?<![\w-])0x[0-9a-fA-F]{40}(?![\w-])"
+    r"|\.vault\.azure\.net/(?:secrets|keys|certificates)/[\w-]+/[0-9a-f]{32}(?![\w-])"
+)
+"""Public material: values found wholly inside a match are kept (see "Public material")."""
+PUBLIC_LITERALS = (
+    "PUBLIC KEY",
+    "ssh-",
+    "ecdsa-",
+    "age1",
+    "SHA256:",
+    ":",
+    "/nix/store/",
+    "h1:",
+    "arn:aws",
+    "ocid1.",
+    "bafy",
+    "0x",
+    ".vault.azure.net/",
+)
+"""One of these occurs in every match of ``PUBLIC`` (case as written)."""
+MASKED = re.compile(r"(?:[A-Za-z0-9]*[_.-])*([xX*#\u2022])\1{5,}")
+"""A found value that is a mask, whatever rule found it: a run of one mask character, after a
+provider's prefix or not (``ghp_xxxx…``, ``sk_live_****…``)."""
 
 
 def __getattr__(name: str) -> Any:
