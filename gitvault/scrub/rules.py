@@ -16,6 +16,7 @@ kind                             what is redacted
                                  PGP … BLOCK), multi-line; without its END line: to the end of
                                  its paragraph (the next blank line: a truncated key pasted into
                                  a session leaves the session's later sections)
+``putty_private_key``            every line after a PuTTY key file's ``Private-Lines:`` header
 ``aws_access_key_id``            ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` ``AGPA`` ``AIDA`` ``AROA``
                                  ``AIPA`` ``ANPA`` ``ANVA`` ``APKA`` + 16 of ``[A-Z0-9]``
 ``aws_session_token``            ``FwoGZXIvYXdzE…`` / ``IQoJb3JpZ2luX2Vj…`` session tokens
@@ -67,6 +68,8 @@ kind                             what is redacted
 ``terraform_cloud_token``        ``<14>.atlasv1.<60 or more>``
 ``pulumi_token``                 ``pul-`` + 40 hex
 ``postman_api_key``              ``PMAK-<24 hex>-<34 hex>``
+``airtable_token``               ``pat`` + 14 + ``.`` + 64 hex personal access tokens
+``braintree_access_token``       ``access_token$production|sandbox$<16>$<32 hex>``
 ``age_secret_key``               ``AGE-SECRET-KEY-1…``
 ``databricks_token``             ``dapi`` + 32 hex
 ``new_relic_key``                ``NRAK-`` ``NRII-`` keys, ``…NRAL`` license keys
@@ -151,6 +154,11 @@ kind                             what is redacted
                                  key, secret, token, password, passwd or license key
 ``auth_base64``                  ``auth`` / ``_auth`` = base64 of ``user:password`` (Docker
                                  config.json, .npmrc)
+``session_cookie``               the value of a cookie named for a session or a login
+                                 (``PHPSESSID``, ``connect.sid``, ``_app_session``,
+                                 ``.AspNetCore.Identity.…``, ``remember_token``) in a
+                                 ``Cookie:`` / ``Set-Cookie:`` header, ``curl -b`` /
+                                 ``--cookie``, ``document.cookie =``, whatever it looks like
 ``pgpass``                       the password field of ``host:port:db:user:password`` lines,
                                  when the text mentions pgpass
 ``secret_assignment``            ``NAME=value``, ``NAME: value``, ``"NAME": "value"``,
@@ -179,7 +187,8 @@ kind                             what is redacted
                                  ``mongosh -p``, ``openssl -k`` / ``-passout pass:…``,
                                  ``smbclient -U user%…``, ``lftp -u user,…``); the command is
                                  the first word of the flag's pipeline segment
-``login_string_password``        ``sqlplus user/…@db``, ``jdbc:oracle:thin:user/…@host``
+``login_string_password``        ``sqlplus user/…@db``, ``jdbc:oracle:thin:user/…@host``,
+                                 ``SQL> CONNECT user/…@db``
 ``piped_password``               what ``echo`` / ``printf`` pipes into a command that reads a
                                  password (``--password-stdin``, ``sudo -S``, ``chpasswd``,
                                  ``passwd --stdin``) or writes to a secret-named file
@@ -193,6 +202,9 @@ kind                             what is redacted
 ``setter_secret``                ``setPassword("…")``, ``.apiKey("…")``, ``withSecret("…")``,
                                  ``ConvertTo-SecureString "…"``: a call named for the secret it
                                  takes (not ``getPassword``, ``hashPassword`` …)
+``named_argument``               a call's literal value after a literal secret name
+                                 (``define('DB_PASSWORD', '…')``, ``ENV.fetch('DB_PW', '…')``,
+                                 ``os.getenv("API_TOKEN", "…")``, ``config.set("password", "…")``)
 ``named_value``                  the value of a field whose sibling names it: ``- name:
                                  REDIS_PASSWORD`` + ``value: …`` (Kubernetes env, Azure
                                  Pipelines), ``{"name": …, "value": …}``, ``<add key="ApiSecret"
@@ -766,6 +778,9 @@ _SECRET_PARTS = frozenset(
         "creds",
         "mnemonic",
         "privkey",
+        "pfx",
+        "p12",
+        "keystore",
     }
 )
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "pass")
@@ -847,7 +862,7 @@ _DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is", "existing", "load"})
 # every secret name holds one of these (lower-cased): a text without any holds no secret name
 _NAME_LITERALS: tuple[str, ...] = (
     *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
-    "private",
+    *("private", "pfx", "p12"),
 )
 # the same inside a regex, at the start of a name: a name without any is no secret name
 _NAME_GATE = r"(?=[\w.-]*?(?i:" + "|".join(_NAME_LITERALS) + "))"
@@ -1341,6 +1356,9 @@ _READS_PASSWORD = re.compile(
 _SECRET_FILE = re.compile(r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key)[\w.-]*$")
 _PUBLIC_FILE = re.compile(r"(?i)authorized_keys|known_hosts|\.pub$|\.crt$|\.cer$")
 _INI_SECTION = re.compile(r"\[[^\]]*\]")
+# a command that stores what it reads under a secret's name (``vercel env add DB_PASSWORD``,
+# ``wrangler secret put API_TOKEN``): an upper-case name with an underscore
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def _piped_password(match: re.Match[str]) -> Span | None:
@@ -1352,8 +1370,10 @@ def _piped_password(match: re.Match[str]) -> Span | None:
     if match["op"] is not None:
         group = "qv" if match["qv"] is not None else "v"
         rest = match["rest"]
-        if match["op"] == "|":
-            ok = _READS_PASSWORD.search(rest) is not None
+        if match["op"] in ("|", ";"):  # (``;``: the next echo of a subshell piped on)
+            ok = _READS_PASSWORD.search(rest) is not None or any(
+                _ENV_NAME.fullmatch(word) and is_secret_name(word) for word in rest.split()
+            )
         else:
             target = rest.split()[0].strip("'\"") if rest.split() else ""
             ok = bool(_SECRET_FILE.search(target)) and not _PUBLIC_FILE.search(target)
@@ -1389,19 +1409,65 @@ _KEYWORD_ARG = re.compile(r"\w+\s*[=:]")
 _HOST = re.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
 
 
+# a cookie named for a session or a login: PHPSESSID, connect.sid, _app_session, JSESSIONID,
+# .AspNetCore.Identity.Application, remember_user_token, __Host-next-auth.session-token
+_SESSION_COOKIE = re.compile(
+    r"(?i)sess|(?<![a-z])sid(?![a-z])|auth|identity|token|remember|jwt|[cx]srf|login"
+)
+_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]{1,80})=(?P<value>[^;\s]*)")
+
+
+def _session_cookie(match: re.Match[str]) -> list[Span] | None:
+    """The values of the session- and login-named cookies in a cookie header or option."""
+    offset = match.start("pairs")
+    spans = [
+        (offset + pair.start("value"), offset + pair.end("value"))
+        for pair in _COOKIE_PAIR.finditer(match["pairs"])
+        if _SESSION_COOKIE.search(pair["name"])
+        and len(pair["value"]) >= 8
+        and looks_like_value(pair["value"], words=True)
+    ]
+    return spans or None
+
+
+def _named_argument(match: re.Match[str]) -> Span | None:
+    """``define('DB_PASSWORD', '…')``, ``ENV.fetch('DB_PW', '…')``: a literal value passed
+    with a literal secret name (a constant defined, a setting set, a default given)."""
+    name, value = match["name"], match["secret"]
+    if not is_secret_name(name) or (_IDENT.fullmatch(value) and _names_itself(name, value)):
+        return None
+    if _NOT_PROSE_VALUE.fullmatch(value):  # as in credential_call: a version, a SHA, a path
+        return None
+    return match.span("secret") if looks_like_value(value, words=True) else None
+
+
+def _arguments(args: str) -> Iterator[tuple[int, str]]:
+    """The comma-separated pieces of a call's arguments and where each starts; a comma inside
+    a quoted string does not separate (``'cn=admin,dc=corp'``)."""
+    start = 0
+    quote = ""
+    for at, char in enumerate(args):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == ",":
+            yield start, args[start:at]
+            start = at + 1
+    yield start, args[start:]
+
+
 def _credential_call(match: re.Match[str]) -> Span | None:
     """``NetworkCredential("user", "…")``, ``getConnection(url, "user", "…")``,
     ``smtp.PlainAuth("", "me@x", "…", host)``, ``auth=("user", "…")``: in a call that logs in,
     the string after the first one naming a user (hosts, URLs and empty strings skipped)."""
     args = match["args"]
     offset = match.start("args")
-    at = 0
     user = False
-    for piece in args.split(","):
+    for at, piece in _arguments(args):
         stripped = piece.strip()
         literal = _LITERAL_ARG.fullmatch(stripped)
         position = offset + at + piece.find(stripped)
-        at += len(piece) + 1
         if literal is None or _KEYWORD_ARG.match(stripped):
             user = False
             continue
@@ -1618,6 +1684,15 @@ RULES: tuple[Rule, ...] = (
         ("PRIVATE KEY",),
         span_of=lambda match: match.span(),
     ),
+    Rule(
+        "putty_private_key",
+        _rx(
+            r"(?m)^[ \t]*Private-Lines:[ \t]*\d+[ \t]*\r?\n"
+            r"(?P<secret>(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*(?:\r?\n|$))+)"
+        ),
+        ("Private-Lines:",),
+        reach=TEXT,
+    ),
     _provider(
         "aws_access_key_id",
         r"(?P<secret>(?:" + "|".join(_AWS_PREFIXES) + r"|APKA)[A-Z0-9]{16})"
@@ -1774,6 +1849,12 @@ RULES: tuple[Rule, ...] = (
     ),
     _provider("pulumi_token", r"(?P<secret>pul-[a-f0-9]{40})", "pul-"),
     _provider("postman_api_key", r"(?P<secret>PMAK-[a-f0-9]{24}-[a-f0-9]{34})", "PMAK-"),
+    _provider("airtable_token", r"(?P<secret>pat[A-Za-z0-9]{14}\.[0-9a-f]{64})(?![\w.])", "pat"),
+    _provider(
+        "braintree_access_token",
+        r"(?P<secret>access_token\$(?:production|sandbox|development)\$[0-9a-z]{16}\$[0-9a-f]{32})",
+        "access_token$",
+    ),
     _provider(
         "age_secret_key",
         r"(?P<secret>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
@@ -1906,7 +1987,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "mysql_password_flag",
-        _rx(r"\bmysql(?:dump|admin|import|sh)?\b[^\n]*?\s-p(?P<secret>" + _PW + r"+)"),
+        _rx(r"\bmysql(?:dump|admin|import|sh)?\b[^\n]*?[\s\"',]-p(?P<secret>" + _PW + r"+)"),
         ("mysql",),
         span_of=_value(),
         reach=LINES,
@@ -1916,9 +1997,10 @@ RULES: tuple[Rule, ...] = (
         _rx(
             r"(?:\bsshpass\s+-p\s*|\b(?:docker|podman|helm|oras)\s+(?:registry\s+)?login\b"
             r"[^\n]*?\s-p\s+|\bredis-cli\b[^\n]*?\s-a\s+|\blogin\s+-p\s+|"
-            r"\s-p\s+(?=\S*\d)(?=[^\n]*--tenant))['\"]?(?P<secret>" + _PW + r"{4,})"
+            r"\s-p\s+(?=\S*\d)(?=[^\n]*--tenant)|\bsecrets?[ \t]+set\b[^\n]*?\s(?:--body|-b)[ \t]+)"
+            r"['\"]?(?P<secret>" + _PW + r"{4,})"
         ),
-        ("sshpass", "login", "redis-cli", "--tenant"),
+        ("sshpass", "login", "redis-cli", "--tenant", "set"),
         span_of=_value(),
         reach=LINES,
     ),
@@ -1969,7 +2051,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "user_colon_password",
         _rx(
-            r"(?:\bcurl\b[^\n]*?\s(?:-u|--user|--proxy-user)|\bClient\("
+            r"(?:\bcurl\b[^\n]*?\s(?:-[A-Za-z]*u|--user|--proxy-user)|\bClient\("
             r"|(?<![\w-])--?(?:auth|basic-auth|http-user|creds|credentials))"
             r"\s*=?\s*['\"]?(?P<user>[^\s:'\",]+)['\"]?[ \t]*[:,][ \t]*['\"]?(?P<secret>"
             + _PW
@@ -2056,6 +2138,17 @@ RULES: tuple[Rule, ...] = (
         reach=LINES,
     ),
     Rule(
+        "session_cookie",
+        _rx(
+            r"(?i)(?:\b(?:set-)?cookie['\"]?[ \t]*[:=][ \t]*['\"]?"
+            r"|(?<![\w-])(?:-b|--cookie)[ \t]+['\"]?)(?P<pairs>[^\n'\"]+)"
+        ),
+        ("cookie", "-b "),
+        folded=True,
+        span_of=_session_cookie,
+        reach=LINES,
+    ),
+    Rule(
         "pgpass",
         _rx(r"(?m)[\w.*-]+:(?:\d+|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]\S*)$"),
         (":",),
@@ -2073,7 +2166,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "secret_directive",
         _rx(
-            r"(?:^|(?<=[ \t;]))(?P<name>[A-Za-z_][\w.-]{1,60})[ \t]+(?P<q>['\"]?)"
+            r"(?:^|(?<=[ \t;]))(?:[\w.@-]*[/:])*(?P<name>[A-Za-z_][\w.-]{1,60})[ \t]+(?P<q>['\"]?)"
             r"(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
             r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
             re.MULTILINE,
@@ -2083,7 +2176,8 @@ RULES: tuple[Rule, ...] = (
         span_of=_directive,
         reach=LINES,
         gated=_rx(
-            r"(?:^|(?<=[ \t;]))(?P<name>" + _NAME_GATE + r"[A-Za-z_][\w.-]{1,60})[ \t]+"
+            r"(?:^|(?<=[ \t;]))(?:[\w.@-]*[/:])*(?P<name>" + _NAME_GATE + r"[A-Za-z_][\w.-]{1,60})"
+            r"[ \t]+"
             r"(?P<q>['\"]?)(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
             r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
             re.MULTILINE,
@@ -2139,9 +2233,10 @@ RULES: tuple[Rule, ...] = (
         "login_string_password",
         _rx(
             r"(?:(?<![\w./-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+)*[ \t]+['\"]?"
-            r"|oracle:thin:)[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
+            r"|oracle:thin:|(?im:^(?:SQL>)?[ \t]*conn(?:ect)?[ \t]+))"
+            r"[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
         ),
-        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:"),
+        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:", "CONN", "conn"),
         span_of=_value(),
         reach=LINES,
     ),
@@ -2150,7 +2245,7 @@ RULES: tuple[Rule, ...] = (
         _rx(
             r"(?<![\w-])(?:echo|printf)[ \t]+(?:-[neE]{1,3}[ \t]+)*"
             r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v>[^\s'\"|;&<>]+))"
-            r"[ \t]*(?P<op>\|(?!\|)|>>?)[ \t]*(?P<rest>[^\n]*)"
+            r"[ \t]*\)?[ \t]*(?P<op>\|(?!\|)|>>?|;(?=[^\n|]*\)[ \t]*\|))[ \t]*(?P<rest>[^\n]*)"
             r"|<<<[ \t]*(?:(?P<hq>['\"])(?P<hqv>[^'\"\n]+)(?P=hq)|(?P<hv>[^\s'\"|;&<>]+))"
         ),
         ("echo", "printf", "<<<"),
@@ -2172,7 +2267,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "credential_call",
         _rx(
-            r"(?:\b[A-Za-z_][\w.$]*(?:Credential|Auth|Login|login|Connection|connect|Connect)"
+            r"(?:\b(?:[A-Za-z_][\w.$]*)?(?:Credential|Auth|Login|login|Connection|connect|Connect)"
             r"\w*|\bauth[ \t]*=[ \t]*)[ \t]*\((?P<args>[^()\n]{0,300})\)"
         ),
         ("Credential", "Auth", "Login", "login", "onnect", "auth"),
@@ -2196,6 +2291,17 @@ RULES: tuple[Rule, ...] = (
             r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
             r"(?P<svalue>[^'\"\n]+)(?P=sq)"
         ),
+    ),
+    Rule(
+        "named_argument",
+        _rx(
+            r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*\([ \t]*(?P<nq>['\"])(?P<name>[\w.:-]{2,80})(?P=nq)"
+            r"[ \t]*,[ \t]*(?P<q>['\"])(?P<secret>[^'\"\s]{4,300})(?P=q)"
+        ),
+        _NAME_LITERALS,
+        folded=True,
+        span_of=_named_argument,
+        reach=LINES,
     ),
     Rule(
         "named_value",
