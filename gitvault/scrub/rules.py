@@ -254,7 +254,8 @@ a version, a hash, a file name, a path, a URL or an e-mail address.
 
 Public material. Whatever rule found it, a value that lies wholly inside public material is
 kept (``PUBLIC``): a ``-----BEGIN … PUBLIC KEY-----`` block, an OpenSSH public key
-(``ssh-ed25519 AAAA…``, ``ecdsa-sha2-nistp256 AAAA…``), an age recipient (``age1…``), a key
+(``ssh-ed25519 AAAA…``, ``ecdsa-sha2-nistp256 AAAA…``, a PuTTY key file's
+``Public-Lines``), an age recipient (``age1…``), a key
 fingerprint (``SHA256:<43>``, ``MD5:``/sixteen hex pairs), a content hash (a Nix store path's
 hash, a go.sum ``h1:<base64>=``), a resource identifier (an AWS ARN, an Oracle Cloud OCID, an
 IPFS CID, a 40-hex ``0x`` address, a Key Vault object URL). A private key has none of these
@@ -552,6 +553,8 @@ def looks_random(token: str) -> bool:
     id's (``live_<hex>``, not ``sha256_<hex>``); UUIDs only after a credential's prefix
     (``sdk-<uuid>``, ``api-<uuid>``: a key, not ``request-<uuid>``)."""
     runs = _ALNUM_RUN.findall(token)
+    if not runs:  # no letter or digit at all (a path segment ``:``)
+        return False
     uuid = _UUID_IN.search(token)
     if uuid:
         first = _ALNUM_RUN.findall(token[: uuid.start()].lower())[:1]
@@ -1410,9 +1413,10 @@ _HOST = re.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
 
 
 # a cookie named for a session or a login: PHPSESSID, connect.sid, _app_session, JSESSIONID,
-# .AspNetCore.Identity.Application, remember_user_token, __Host-next-auth.session-token
+# .AspNetCore.Cookies (ASP.NET's), remember_user_token, __Host-next-auth.session-token
 _SESSION_COOKIE = re.compile(
     r"(?i)sess|(?<![a-z])sid(?![a-z])|auth|identity|token|remember|jwt|[cx]srf|login"
+    r"|aspnetcore|aspxauth"
 )
 _COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]{1,80})=(?P<value>[^;\s]*)")
 
@@ -1688,7 +1692,8 @@ RULES: tuple[Rule, ...] = (
         "putty_private_key",
         _rx(
             r"(?m)^[ \t]*Private-Lines:[ \t]*\d+[ \t]*\r?\n"
-            r"(?P<secret>(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*(?:\r?\n|$))+)"
+            r"[ \t]*(?P<secret>[A-Za-z0-9+/=]+(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/=]+)*)"
+            r"(?=[ \t]*(?:\r?\n|$))"
         ),
         ("Private-Lines:",),
         reach=TEXT,
@@ -2394,6 +2399,7 @@ PUBLIC = _rx(
     r"|(?<![\w-])bafy[a-z2-7]{50,}(?![\w-])"
     r"|(?<![\w-])0x[0-9a-fA-F]{40}(?![\w-])"
     r"|\.vault\.azure\.net/(?:secrets|keys|certificates)/[\w-]+/[0-9a-f]{32}(?![\w-])"
+    r"|(?m:^[ \t]*Public-Lines:[ \t]*\d+[ \t]*(?:\r?\n[ \t]*[A-Za-z0-9+/=]+(?=[ \t]*(?:\r?\n|$)))+)"
 )
 """Public material: values found wholly inside a match are kept (see "Public material")."""
 PUBLIC_LITERALS = (
