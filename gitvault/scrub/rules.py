@@ -417,6 +417,9 @@ _NOT_PROSE_VALUE = re.compile(
     r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
     r"|\d{4}-\d{2}-\d{2}[\w.:+-]*"  # a date, a date-led name (a session's slug: 2026-12-01-…)
 )
+# in a value said in prose: a letter outside ASCII (a word of the sentence's language), or a
+# line break escaped as ``%0A`` (gnupg's messages): text, not a password
+_TEXTUAL = re.compile(r"[^\W\d_\x00-\x7f]|%0[AaDd]")
 _CLASSES = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d"), re.compile(r"[^\w]"))
 _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[a-zA-Z]")
@@ -458,6 +461,8 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
     if not strict:
         return True
     if len(v) < 8 or not _DIGIT.search(v) or "<" in v or ">" in v or v.startswith("-"):
+        return False
+    if _TEXTUAL.search(v):  # words of a language (``MD5認証で…``), an escaped line break (``%0A``)
         return False
     classes = sum(1 for c in _CLASSES if c.search(v))
     if classes < 3 and not (len(v) >= 20 and _LETTER.search(v) and _entropy(v) >= 3.5):
@@ -698,6 +703,52 @@ def _value(strict: bool = False) -> SpanOf:
     return span_of
 
 
+# "password" in other languages (a chat, a ticket, a commit message written in one), and the
+# words that say "is" in them; the value after one gets prose_secret's strict test
+_PASSWORD_WORDS = (
+    # words that inflect (lösenordet, passordet, hasła, пароля, şifresi): a few letters more
+    r"(?:passwort|kennwort|mot\s+de\s+passe|contrase[\u00f1n]a|clave|senha|wachtwoord"
+    r"|l[\u00f6o]senord|passord|adgangskode|salasana|has[\u0142l]|heslo|jelsz[\u00f3oa]"
+    r"|parol[a\u0103]|\u043f\u0430\u0440\u043e\u043b|[\u015fs]ifre|\u03ba\u03c9\u03b4\u03b9\u03ba"
+    r"|m[\u1eada]t\s+kh[\u1ea9a]u|kata\s+sandi)[^\W\d_]{0,5}"
+    # scripts without spaces or inflection at the word's end: Chinese, Japanese, Korean, Thai,
+    # Hindi, Arabic, Hebrew
+    r"|\u5bc6\u7801|\u5bc6\u78bc|\u53e3\u4ee4|\u30d1\u30b9\u30ef\u30fc\u30c9|\ube44\ubc00\ubc88\ud638"
+    r"|\u0e23\u0e2b\u0e31\u0e2a\u0e1c\u0e48\u0e32\u0e19|\u092a\u093e\u0938\u0935\u0930\u094d\u0921"
+    r"|\u05e1\u05d9\u05e1\u05de\u05d4|\u0643\u0644\u0645\u0629\s+(?:\u0627\u0644\u0645\u0631\u0648\u0631|\u0627\u0644\u0633\u0631)"
+)
+_PASSWORD_LITERALS = (
+    *("kennwort", "mot de passe", "contrase", "clave", "senha", "wachtwoord", "senord"),
+    *("adgangskode", "salasana", "has\u0142", "hasl", "heslo", "jelsz", "parol"),
+    *(
+        "\u043f\u0430\u0440\u043e\u043b",
+        "\u5bc6\u7801",
+        "\u5bc6\u78bc",
+        "\u53e3\u4ee4",
+        "\u30d1\u30b9\u30ef\u30fc\u30c9",
+        "\ube44\ubc00\ubc88\ud638",
+    ),
+    *(
+        "\u015fifre",
+        "sifre",
+        "\u03ba\u03c9\u03b4\u03b9\u03ba",
+        "\u05e1\u05d9\u05e1\u05de\u05d4",
+        "\u0643\u0644\u0645\u0629",
+        "kh\u1ea9u",
+        "khau",
+    ),
+    *(
+        "kata sandi",
+        "\u0e23\u0e2b\u0e31\u0e2a\u0e1c\u0e48\u0e32\u0e19",
+        "\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
+    ),
+)
+_COPULAS = (
+    r"ist|lautet|war|est|\u00e9tait|es|era|\u00e9|\u00e4r|er|var|on|jest|je|\u00e9s|\u00e8"
+    r"|\u03b5\u03af\u03bd\u03b1\u03b9|l\u00e0|adalah|\u044d\u0442\u043e"
+)
+_CJK = r"\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef"
+_CJK_COPULAS = r"\u662f|\u4e3a|\u70ba|\u306f|\ub294|\uc740"
 _NEXT_VALUE = re.compile(r"\s+['\"`]?([^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})")
 
 
@@ -2364,11 +2415,16 @@ RULES: tuple[Rule, ...] = (
         "prose_secret",
         _rx(
             r"(?i)(?<![a-z0-9])(?P<word>pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
-            r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])(?:\s*\([^)\n]{0,30}\))?"
-            r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|(?=\s))\s*"
-            r"['\"`]?(?P<secret>[^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})"
+            r"api[\s_-]?key|token|key|creds?|credentials|" + _PASSWORD_WORDS + r")(?![a-z])"
+            r"(?:\s*\([^)\n]{0,30}\))?(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are|"
+            + _COPULAS
+            + r")\b"
+            r"|[:=\uff1a\u2013\u2014]|->|" + _CJK_COPULAS + r")|\s*[:=\uff1a]|\s*->|(?=\s))\s*"
+            # (a CJK character ends a value: no space comes before the sentence goes on)
+            r"['\"`\u300c\u00ab]?(?P<secret>[^\s'\"`,;()=:" + _CJK + r"]"
+            r"(?:[^\s'\"`,;()&" + _CJK + r"]|&(?![\w-]+=)){7,})"
         ),
-        ("pass", "pw", "secret", "key", "token", "cred"),
+        ("pass", "pw", "secret", "key", "token", "cred", *_PASSWORD_LITERALS),
         folded=True,
         span_of=_prose,
         reach=LINES,

@@ -575,3 +575,50 @@ def test_a_url_path_segment_without_letters_or_digits_does_not_crash_the_filter(
     text = "POST https://hooks.example.org/hooks/catch/4790557/94z5yz2/: done"
     cleaned, _ = scrub_secrets(text)
     assert cleaned.endswith("/: done")
+
+
+# --- a password said in another language (chat and tickets are written in many)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Das Passwort für den Server ist {PW}",
+        f"Neues Kennwort lautet: {PW}",
+        f"le mot de passe est {PW}",
+        f"la contraseña del wifi es {PW}",
+        f"a senha do banco é {PW}",
+        f"het wachtwoord is {PW}",
+        f"lösenordet är {PW}",
+        f"passordet er {PW}",
+        f"hasło do bazy to {PW}",
+        f"новый пароль — {PW}",
+        f"şifresi: {PW}",
+        f"数据库密码是{PW}",
+        f"密碼：{PW}",
+        f"パスワードは{PW}です",
+        f"비밀번호는 {PW}",
+        f"mật khẩu là {PW}",
+        f"kata sandi adalah {PW}",
+    ],
+)
+def test_a_password_said_in_another_language_is_redacted(text: str) -> None:
+    assert redacted(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the words without a password after them (real translated messages' shapes)
+        "Das Passwort ist jetzt länger als 12 Zeichen",
+        "Passwortänderung am 2024-05-01 erledigt",
+        "la contraseña debe tener 8 caracteres",
+        "пароль изменён 2024-05-01",
+        "密码已重置，请查收邮件",
+        'ユーザー"%s"のパスワードはMD5認証で使用不能です。',
+        "Proszę wprowadzić hasło do%0Azabezpieczenia swojego nowego klucza",
+        "Liian pitkä käyttäjänimi tai salasana SOCKSv5-yhteyskäytäntöön.",
+    ],
+)
+def test_the_word_for_password_in_a_sentence_without_one_is_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
