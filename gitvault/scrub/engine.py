@@ -63,18 +63,21 @@ class _Scan:
     """What the rules share about one text: its lower-cased form, where each literal occurs
     (found once for every rule that names it), where its lines start."""
 
-    __slots__ = ("text", "lower", "exact", "_hits", "_lines")
+    __slots__ = ("text", "lower", "exact", "ascii", "_hits", "_lines")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.lower = text.lower()
         self.exact = len(self.lower) == len(text)  # lower-casing kept every position (no İ)
+        self.ascii = text.isascii()  # (then no literal outside ASCII occurs: not looked for)
         self._hits: dict[tuple[str, bool], list[int]] = {}
         self._lines: list[int] | None = None
 
     def hits(self, literal: str, folded: bool) -> list[int]:
         """Where ``literal`` occurs, at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
         found = self._hits.get((literal, folded))
+        if found is None and self.ascii and not literal.isascii():
+            found = self._hits[literal, folded] = []
         if found is None:
             haystack = self.lower if folded else self.text
             found = []
@@ -279,7 +282,7 @@ def _prefiltered(scan: _Scan, rule: Rule) -> list[Span]:
     if rule.reach == TEXT or (rule.folded and not scan.exact):  # (`lower` positions differ)
         haystack = scan.lower if rule.folded else scan.text
         for literal in rule.literals:
-            if literal in haystack:
+            if (not scan.ascii or literal.isascii()) and literal in haystack:
                 return [(0, len(scan.text))]
         return []  # none of the rule's literals: skip it
     return _windows(scan, rule)

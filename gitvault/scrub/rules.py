@@ -219,6 +219,11 @@ kind                             what is redacted
 ``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
                                  api key, token, key, creds or credentials in prose (``the admin
                                  password is …``, ``pass to …``, ``token: …``); strict value test
+``foreign_prose_secret``         the same in about thirty other languages: a value after
+                                 Passwort, mot de passe, contraseña, senha, wachtwoord, hasło,
+                                 пароль, şifre, 密码, パスワード, 비밀번호 … (a few letters of
+                                 inflection allowed: lösenordet) and their words for "is"; the
+                                 strict value test, and no letter outside ASCII in the value
 ``urlencoded_secret``            a line holding URL-encoded text (a nested query string, a
                                  ``%40`` in a password, twice-encoded ``%253D``) decoded and
                                  searched by these rules; what holds each secret is redacted
@@ -718,7 +723,18 @@ _PASSWORD_WORDS = (
     r"|\u05e1\u05d9\u05e1\u05de\u05d4|\u0643\u0644\u0645\u0629\s+(?:\u0627\u0644\u0645\u0631\u0648\u0631|\u0627\u0644\u0633\u0631)"
 )
 _PASSWORD_LITERALS = (
-    *("kennwort", "mot de passe", "contrase", "clave", "senha", "wachtwoord", "senord"),
+    *(
+        # (not "pass": every "password" line would be searched for other languages' words)
+        "passwort",
+        "passord",
+        "mot de passe",
+        "kennwort",
+        "contrase",
+        "clave",
+        "senha",
+        "wachtwoord",
+        "senord",
+    ),
     *("adgangskode", "salasana", "has\u0142", "hasl", "heslo", "jelsz", "parol"),
     *(
         "\u043f\u0430\u0440\u043e\u043b",
@@ -749,6 +765,21 @@ _COPULAS = (
 )
 _CJK = r"\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef"
 _CJK_COPULAS = r"\u662f|\u4e3a|\u70ba|\u306f|\ub294|\uc740"
+# what follows a secret word in prose: a parenthesis, a few words and "is" (in any of these
+# languages), ":", "=", "->", a dash, or only a space; then the value (a CJK character ends
+# it: no space comes before the sentence goes on)
+_PROSE_VALUE = (
+    r"(?P<secret>[^\s'\"`,;()=:" + _CJK + r"](?:[^\s'\"`,;()&" + _CJK + r"]|&(?![\w-]+=)){7,})"
+)
+_PROSE_TAIL = (
+    r"(?:\s*\([^)\n]{0,30}\))?(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)"
+    r"|\s*[:=]|\s*->|(?=\s))\s*['\"`]?" + _PROSE_VALUE
+)
+_FOREIGN_PROSE_TAIL = (
+    r"(?:\s*\([^)\n]{0,30}\))?(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are|" + _COPULAS + r")\b"
+    r"|[:=\uff1a\u2013\u2014]|->|" + _CJK_COPULAS + r")|\s*[:=\uff1a]|\s*->|(?=\s))\s*"
+    r"['\"`\u300c\u00ab]?" + _PROSE_VALUE
+)
 _NEXT_VALUE = re.compile(r"\s+['\"`]?([^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})")
 
 
@@ -1241,7 +1272,7 @@ def _directive(match: re.Match[str]) -> Span | None:
     """``requirepass …`` (redis.conf), ``secret_access_key …`` (``rclone config create``),
     ``password …`` (.netrc): a secret name, a space, then a value — not a word, a version, a
     path, a URL, a flag or code."""
-    name, value = match["name"], match["secret"]
+    name, value = re.split(r"[/:]", match["name"])[-1], match["secret"]  # app/db/password
     if not is_secret_name(name) or _HASH_SEGMENT.search(name) or value.startswith("-"):
         return None
     if _WORD.fullmatch(value):  # ``password authentication``, ``token concatenation``
@@ -1485,10 +1516,15 @@ def _session_cookie(match: re.Match[str]) -> list[Span] | None:
     return spans or None
 
 
+_CALLEE = re.compile(r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*$")
+
+
 def _named_argument(match: re.Match[str]) -> Span | None:
     """``define('DB_PASSWORD', '…')``, ``ENV.fetch('DB_PW', '…')``: a literal value passed
     with a literal secret name (a constant defined, a setting set, a default given)."""
     name, value = match["name"], match["secret"]
+    if not _CALLEE.search(match.string, max(0, match.start() - 80), match.start()):
+        return None  # a parenthesis, not a call: ``("DB_PASSWORD", "…")`` in a tuple
     if not is_secret_name(name) or (_IDENT.fullmatch(value) and _names_itself(name, value)):
         return None
     if _NOT_PROSE_VALUE.fullmatch(value):  # as in credential_call: a version, a SHA, a path
@@ -2056,7 +2092,7 @@ RULES: tuple[Rule, ...] = (
             r"\s-p\s+(?=\S*\d)(?=[^\n]*--tenant)|\bsecrets?[ \t]+set\b[^\n]*?\s(?:--body|-b)[ \t]+)"
             r"['\"]?(?P<secret>" + _PW + r"{4,})"
         ),
-        ("sshpass", "login", "redis-cli", "--tenant", "set"),
+        ("sshpass", "login", "redis-cli", "--tenant", "secret"),
         span_of=_value(),
         reach=LINES,
     ),
@@ -2222,7 +2258,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "secret_directive",
         _rx(
-            r"(?:^|(?<=[ \t;]))(?:[\w.@-]*[/:])*(?P<name>[A-Za-z_][\w.-]{1,60})[ \t]+(?P<q>['\"]?)"
+            r"(?:^|(?<=[ \t;]))(?P<name>[A-Za-z_/][\w.:/@-]{1,100})[ \t]+(?P<q>['\"]?)"
             r"(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
             r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
             re.MULTILINE,
@@ -2232,8 +2268,8 @@ RULES: tuple[Rule, ...] = (
         span_of=_directive,
         reach=LINES,
         gated=_rx(
-            r"(?:^|(?<=[ \t;]))(?:[\w.@-]*[/:])*(?P<name>" + _NAME_GATE + r"[A-Za-z_][\w.-]{1,60})"
-            r"[ \t]+"
+            r"(?:^|(?<=[ \t;]))(?P<name>(?=[\w.:/@-]*?(?i:" + "|".join(_NAME_LITERALS) + r"))"
+            r"[A-Za-z_/][\w.:/@-]{1,100})[ \t]+"
             r"(?P<q>['\"]?)(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
             r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
             re.MULTILINE,
@@ -2292,7 +2328,11 @@ RULES: tuple[Rule, ...] = (
             r"|oracle:thin:|(?im:^(?:SQL>)?[ \t]*conn(?:ect)?[ \t]+))"
             r"[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
         ),
-        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:", "CONN", "conn"),
+        # (CONNECT / CONN as sqlplus prints them: "connect" would window every "connection")
+        (
+            *("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:", "SQL>"),
+            *("CONNECT ", "CONN ", "conn "),
+        ),
         span_of=_value(),
         reach=LINES,
     ),
@@ -2351,7 +2391,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "named_argument",
         _rx(
-            r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*\([ \t]*(?P<nq>['\"])(?P<name>[\w.:-]{2,80})(?P=nq)"
+            r"\([ \t]*(?P<nq>['\"])(?P<name>[\w.:-]{2,80})(?P=nq)"
             r"[ \t]*,[ \t]*(?P<q>['\"])(?P<secret>[^'\"\s]{4,300})(?P=q)"
         ),
         _NAME_LITERALS,
@@ -2415,23 +2455,26 @@ RULES: tuple[Rule, ...] = (
         "prose_secret",
         _rx(
             r"(?i)(?<![a-z0-9])(?P<word>pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
-            r"api[\s_-]?key|token|key|creds?|credentials|" + _PASSWORD_WORDS + r")(?![a-z])"
-            r"(?:\s*\([^)\n]{0,30}\))?(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are|"
-            + _COPULAS
-            + r")\b"
-            r"|[:=\uff1a\u2013\u2014]|->|" + _CJK_COPULAS + r")|\s*[:=\uff1a]|\s*->|(?=\s))\s*"
-            # (a CJK character ends a value: no space comes before the sentence goes on)
-            r"['\"`\u300c\u00ab]?(?P<secret>[^\s'\"`,;()=:" + _CJK + r"]"
-            r"(?:[^\s'\"`,;()&" + _CJK + r"]|&(?![\w-]+=)){7,})"
+            r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])" + _PROSE_TAIL
         ),
-        ("pass", "pw", "secret", "key", "token", "cred", *_PASSWORD_LITERALS),
+        ("pass", "pw", "secret", "key", "token", "cred"),
+        folded=True,
+        span_of=_prose,
+        reach=LINES,
+    ),
+    Rule(
+        "foreign_prose_secret",
+        _rx(r"(?i)(?<![a-z0-9])(?P<word>" + _PASSWORD_WORDS + r")(?![a-z])" + _FOREIGN_PROSE_TAIL),
+        _PASSWORD_LITERALS,
         folded=True,
         span_of=_prose,
         reach=LINES,
     ),
     Rule(
         "urlencoded_secret",
-        _rx(r"[^\n]*%[0-9A-Fa-f]{2}[^\n]*"),
+        # a whole line, from its start: a search from inside a line (after a line that held
+        # nothing) would decode and search each of its suffixes again
+        _rx(r"(?m)^[^\n]*%[0-9A-Fa-f]{2}[^\n]*"),
         ("%",),
         span_of=_urlencoded_secret,
     ),
