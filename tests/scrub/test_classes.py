@@ -622,3 +622,23 @@ def test_a_password_said_in_another_language_is_redacted(text: str) -> None:
 )
 def test_the_word_for_password_in_a_sentence_without_one_is_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)[0]
+
+
+def test_a_url_encoded_line_is_decoded_and_searched_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rule matched from any position: when a line's decoded text held nothing, the search
+    # went on one character later and decoded the line's next suffix, once per character
+    from gitvault.scrub import rules
+
+    calls: list[str] = []
+    finder = rules.FINDERS[0]
+
+    def counting(text: str) -> list[tuple[int, int, str]]:
+        calls.append(text)
+        return finder(text)
+
+    monkeypatch.setattr(rules, "FINDERS", [counting])
+    text = "See https://docs.example.org/guide%20to%20setup#install for the steps.\nThanks"
+    assert scrub_secrets(text) == (text, [])
+    assert len(calls) == 1, calls
+    secret = f"next=%2Flogin%3Fpassword%3D{PW.replace('?', '%3F')}"
+    assert PW.replace("?", "%3F") not in scrub_secrets(f"GET /r?{secret} HTTP/1.1")[0]
