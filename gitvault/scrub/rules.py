@@ -102,7 +102,9 @@ kind                             what is redacted
                                  ``crash-<sha>``); never a piece of standard base64 (an
                                  integrity hash), a labelled hash (``sha256=…``), a crypt hash,
                                  a value under a public name; a UUID only after a credential's
-                                 prefix (``sdk-<uuid>``)
+                                 prefix (``sdk-<uuid>``); and 20 or more hex digits that decode
+                                 to text holding a secret by these rules (``echo 6768705f… |
+                                 xxd -r -p``)
 ===============================  ==============================================================
 
 Context rules, recognised by what stands around the value:
@@ -159,6 +161,10 @@ kind                             what is redacted
                                  ``.AspNetCore.Identity.…``, ``remember_token``) in a
                                  ``Cookie:`` / ``Set-Cookie:`` header, ``curl -b`` /
                                  ``--cookie``, ``document.cookie =``, whatever it looks like
+``protocol_login``               the password of a protocol's login in a session dump: IMAP
+                                 ``a1 LOGIN user …``, Redis ``AUTH [user] …`` (not ``AUTH
+                                 PLAIN`` / ``AUTH LOGIN``, whose base64 the other rules read)
+``dsn_password``                 the password of a Go driver DSN: ``user:…@tcp(host:3306)/db``
 ``pgpass``                       the password field of ``host:port:db:user:password`` lines,
                                  when the text mentions pgpass
 ``secret_assignment``            ``NAME=value``, ``NAME: value``, ``"NAME": "value"``,
@@ -212,10 +218,12 @@ kind                             what is redacted
 ``element_value``                an XML element's text whose tag, ``name`` / ``key`` attribute
                                  or plist ``<key>`` is a secret name (``<password>…</password>``,
                                  ``<entry key="smtp.password">…</entry>``)
-``table_column``                 the cells under a secret-named column of a Markdown table
+``table_column``                 the cells under a secret-named column of a Markdown table, and
+                                 in a key / value table the cell after a secret-named first cell
 ``csv_column``                   the cell under a secret-named column of a CSV header (an AWS
                                  credentials download)
-``user_slash_password``          ``login …: user / password``, ``creds -> user / password``
+``user_slash_password``          ``login …: user / password``, ``creds -> user / password``,
+                                 ``the login … is user / password``
 ``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
                                  api key, token, key, creds or credentials in prose (``the admin
                                  password is …``, ``pass to …``, ``token: …``); strict value test
@@ -224,6 +232,9 @@ kind                             what is redacted
                                  пароль, şifre, 密码, パスワード, 비밀번호 … (a few letters of
                                  inflection allowed: lösenordet) and their words for "is"; the
                                  strict value test, and no letter outside ASCII in the value
+``escaped_secret``               a line holding escaped text (JSON or C ``\\"`` ``\\uXXXX``, HTML
+                                 ``&quot;`` ``&#77;``) unescaped and searched by these rules;
+                                 what holds each secret is redacted
 ``urlencoded_secret``            a line holding URL-encoded text (a nested query string, a
                                  ``%40`` in a password, twice-encoded ``%253D``) decoded and
                                  searched by these rules; what holds each secret is redacted
@@ -465,6 +476,8 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
         return False
     if not strict:
         return True
+    if _hex_text(v) is not None:
+        return True  # text written in hex after a secret word: the secret, encoded
     if len(v) < 8 or not _DIGIT.search(v) or "<" in v or ">" in v or v.startswith("-"):
         return False
     if _TEXTUAL.search(v):  # words of a language (``MD5認証で…``), an escaped line break (``%0A``)
@@ -676,6 +689,9 @@ _PUBLIC_NAME = re.compile(r"(?i)(?:public|publishable)[\w.-]*[\"']?\s*[:=]\s*[\"
 def _random_token(match: re.Match[str]) -> Span | None:
     start, end = match.span()
     text = match.string
+    decoded = _hex_text(match.group())  # hex of text holding a secret: ``echo 6768705f… | xxd``
+    if decoded is not None and FINDERS and FINDERS[0](decoded):
+        return start, end
     if not _DIGIT_OR_UUID.search(match.group()):  # what every branch of looks_random wants
         return None
     if not looks_random(match.group()) or _in_base64_blob(text, start, end):
@@ -1226,17 +1242,19 @@ def _table_column(match: re.Match[str]) -> list[Span] | None:
     column's cell in every row."""
     heads = match["head"].split("|")[:-1]
     secret = {i for i, cell in enumerate(heads) if is_secret_name(cell.strip(" *`_"))}
-    if not secret:
-        return None
     spans: list[Span] = []
     at = match.start("body")
     for line in match["body"].splitlines(keepends=True):
         bar = line.index("|") + 1
         cells = line[bar:].rstrip().split("|")
         offset = at + bar
+        # a key / value table: a row whose first cell names a secret holds it in the next
+        named = 1 if len(cells) > 1 and is_secret_name(cells[0].strip(" *`_")) else -1
         for index, cell in enumerate(cells):
             value = cell.strip()
-            if index in secret and value and looks_like_value(value.strip("`"), words=True):
+            # (a key / value row's value is one token: words there describe it)
+            wanted = index in secret or index == named and not any(c.isspace() for c in value)
+            if wanted and value and looks_like_value(value.strip("`"), words=True):
                 start = offset + cell.index(value)
                 spans.append((start, start + len(value)))
             offset += len(cell) + 1
@@ -1519,6 +1537,16 @@ def _session_cookie(match: re.Match[str]) -> list[Span] | None:
 _CALLEE = re.compile(r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*$")
 
 
+def _protocol_login(match: re.Match[str]) -> Span | None:
+    """IMAP ``a1 LOGIN user password``, Redis ``AUTH [user] password``: the last argument."""
+    value = match["secret"]
+    if value.startswith("-") or _FLAG_PLACEHOLDER.fullmatch(value):
+        return None  # AUTH PASSWORD in a manual, a flag
+    if not looks_like_value(value, words=True):
+        return None
+    return match.span("secret")
+
+
 def _named_argument(match: re.Match[str]) -> Span | None:
     """``define('DB_PASSWORD', '…')``, ``ENV.fetch('DB_PW', '…')``: a literal value passed
     with a literal secret name (a constant defined, a setting set, a default given)."""
@@ -1655,6 +1683,68 @@ def _base64_secret(match: re.Match[str]) -> Span | None:
         return None
     decoded = _decoded_text(value)
     return match.span() if decoded is not None and FINDERS[0](decoded) else None
+
+
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
+
+
+def _hex_text(value: str) -> str | None:
+    """What an even run of hex digits decodes to, when that is printable ASCII text of 8 or
+    more characters (random bytes, a hash, almost never are)."""
+    if len(value) % 2 or len(value) < 16 or not _HEX_DIGITS.fullmatch(value):
+        return None
+    decoded = bytes.fromhex(value)
+    if not decoded.isascii():
+        return None
+    text = decoded.decode("ascii")
+    return text if _PRINTABLE.fullmatch(text) and _LETTER.search(text) else None
+
+
+# an escape in JSON, a C-like string or HTML: \" \\ \/ \uXXXX, &quot; &amp; &#39; &#x27;
+_ESCAPE = re.compile(
+    r"\\(?:u(?P<u>[0-9A-Fa-f]{4})|(?P<c>[\"'\\/]))"
+    r"|&(?:(?P<named>quot|amp|apos|lt|gt)|#(?P<dec>\d{1,7})|#[xX](?P<hex>[0-9A-Fa-f]{1,6}));"
+)
+_NAMED = {"quot": '"', "amp": "&", "apos": "'", "lt": "<", "gt": ">"}
+
+
+def _unescaped(text: str, start: int, end: int) -> tuple[str, list[int], list[int]]:
+    """``text[start:end]`` with its escapes decoded, and where each character starts and ends
+    in ``text`` (as ``_percent_decoded``)."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = start
+    for escape in _ESCAPE.finditer(text, start, end):
+        out.append(text[at : escape.start()])
+        starts.extend(range(at, escape.start()))
+        ends.extend(range(at + 1, escape.start() + 1))
+        if escape["u"] or escape["dec"] or escape["hex"]:
+            number = (
+                int(escape["u"] or escape["hex"], 16) if not escape["dec"] else int(escape["dec"])
+            )
+            char = chr(number) if 0 < number < 0x110000 else "?"
+        else:
+            char = escape["c"] or _NAMED[escape["named"]]
+        out.append(char)
+        starts.append(escape.start())
+        ends.append(escape.end())
+        at = escape.end()
+    out.append(text[at:end])
+    starts.extend(range(at, end))
+    ends.extend(range(at + 1, end + 1))
+    return "".join(out), starts, ends
+
+
+def _escaped_secret(match: re.Match[str]) -> list[Span] | None:
+    """A secret in escaped text (a JSON string holding JSON, ``&quot;``-escaped HTML,
+    ``&#77;&#97;…``): the line is unescaped and searched like any text; what holds each
+    secret there is redacted here."""
+    decoded, starts, ends = _unescaped(match.string, match.start(), match.end())
+    if not FINDERS or decoded == match.group():
+        return None
+    spans = [(starts[start], ends[end - 1]) for start, end, _kind in FINDERS[0](decoded)]
+    return spans or None
 
 
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})|\+")
@@ -2241,6 +2331,26 @@ RULES: tuple[Rule, ...] = (
         reach=LINES,
     ),
     Rule(
+        "protocol_login",
+        _rx(
+            # (upper-case, as the protocols spell them: ``npm login --scope`` is no IMAP)
+            r"(?m)^(?:[^\s>]{0,40}>[ \t]*|[CcSs]:[ \t]*)?(?:[\w.*-]{1,20}[ \t]+LOGIN[ \t]+"
+            r"(?:\"[^\"\n]*\"|\S+)|AUTH(?:[ \t]+(?!PLAIN\b|LOGIN\b|CRAM-MD5\b|XOAUTH2?\b)\S+)?)"
+            r"[ \t]+(?P<q>\"?)(?P<secret>[^\s\"]{4,})(?P=q)[ \t]*\r?$"
+        ),
+        ("login", "auth"),
+        folded=True,
+        span_of=_protocol_login,
+        reach=LINES,
+    ),
+    Rule(
+        "dsn_password",
+        _rx(r"(?<![\w/:@.-])[\w.-]{1,64}:(?P<secret>[^\s@/'\"()]{3,}?)@(?:tcp|unix|udp)\("),
+        ("@tcp(", "@unix(", "@udp("),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
         "pgpass",
         _rx(r"(?m)[\w.*-]+:(?:\d+|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]\S*)$"),
         (":",),
@@ -2443,7 +2553,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "user_slash_password",
         _rx(
-            r"(?i)\b(?:login|logins|creds?|credentials|account)\b[^\n]{0,50}?(?::|->)\s*"
+            r"(?i)\b(?:login|logins|creds?|credentials|account)\b[^\n]{0,50}?(?::|->|\bis\b|\bare\b)\s*"
             r"[\w.@+-]+\s+/\s+(?P<secret>[^\s'\"`,;()]{6,})"
         ),
         ("login", "cred", "account"),
@@ -2469,6 +2579,15 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_prose,
         reach=LINES,
+    ),
+    Rule(
+        "escaped_secret",
+        # (lines where a quote or a character is escaped: &amp; &lt; \\ alone hide no value
+        # from the rules, and every changelog has them)
+        _rx(r"(?m)^[^\n]*(?:\\[\"'u]|&(?:quot|apos|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});)[^\n]*"),
+        ('\\"', "\\'", "\\u", "&quot;", "&apos;", "&#"),
+        reach=LINES,
+        span_of=_escaped_secret,
     ),
     Rule(
         "urlencoded_secret",

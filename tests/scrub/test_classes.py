@@ -642,3 +642,50 @@ def test_a_url_encoded_line_is_decoded_and_searched_once(monkeypatch: pytest.Mon
     assert len(calls) == 1, calls
     secret = f"next=%2Flogin%3Fpassword%3D{PW.replace('?', '%3F')}"
     assert PW.replace("?", "%3F") not in scrub_secrets(f"GET /r?{secret} HTTP/1.1")[0]
+
+
+# --- protocol dumps, encodings and escapes, key / value tables (issue 17 item 8)
+
+GH = "ghp_" + "Zq8xLm4Np2Rs6Tv0Wy3BcD5eF7gH9iJ1kL3m"
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (f"a001 LOGIN deploy {PW}\na001 OK LOGIN completed", PW),
+        (f'A1 LOGIN "deploy@example.org" "{PW}"', PW),
+        (f"127.0.0.1:6379> AUTH {PW}\nOK", PW),
+        (f"redis> AUTH default {PW}", PW),
+        (f'panic: dial tcp: lookup db (dsn "app:{PW}@tcp(db:3306)/app")', PW),
+        (f"echo {GH.encode().hex()} | xxd -r -p > token", GH),
+        (f"secret (hex): {PW.encode().hex()}", PW.encode().hex()),
+        ('"{\\"password\\": \\"' + PW + '\\"}"', PW),
+        (f'<div data-cfg="{{&quot;api_token&quot;:&quot;{PW}&quot;}}"></div>', PW),
+        (f"| key | value |\n|---|---|\n| DB_PASSWORD | {PW} |", PW),
+        (f"the login for staging is admin / {PW}", PW),
+    ],
+)
+def test_protocol_logins_encoded_and_escaped_values_and_key_value_rows_are_redacted(
+    text: str, value: str
+) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "C: AUTH LOGIN\nS: 334 VXNlcm5hbWU6",
+        "C: AUTH PLAIN",
+        "a1 LOGIN user $IMAP_PASS",
+        "npm login --scope=@acme --auth-type=web",
+        "commit 4d6172626c65343431373f0a1b2c3d4e5f601234",  # a SHA: random bytes, not text
+        "sha256: 48656c6c6f2c20776f726c6421",  # "Hello, world!": text, but no secret in it
+        'print("\\"hello\\" world")',
+        "Tom &amp; Jerry's password reset flow",
+        "| variable | meaning |\n|---|---|\n| `GITLAB_TOKEN` | a PAT with `api` scope |",
+        "| key | value |\n|---|---|\n| password_min_length | 12 |",
+        "user@tcp(db:3306)/app",
+    ],
+)
+def test_the_same_protocols_encodings_and_tables_without_a_secret_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
