@@ -2435,7 +2435,8 @@ RULES: tuple[Rule, ...] = (
         "login_string_password",
         _rx(
             r"(?:(?<![\w./-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+)*[ \t]+['\"]?"
-            r"|oracle:thin:|(?im:^(?:SQL>)?[ \t]*conn(?:ect)?[ \t]+))"
+            # (SQL> anywhere: a save or a digest puts a bullet or an indent before the prompt)
+            r"|oracle:thin:|(?i:(?:(?m:^)|SQL>)[ \t]*conn(?:ect)?[ \t]+))"
             r"[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
         ),
         # (CONNECT / CONN as sqlplus prints them: "connect" would window every "connection")

@@ -530,6 +530,7 @@ def test_other_cookies_are_kept(text: str) -> None:
         f'test: ["CMD", "mysqladmin", "ping", "-p{PW}"]',
         f"gh secret set DB_PASSWORD --body '{PW}'",
         f"SQL> CONNECT scott/{PW}@//db:1521/ORCL",
+        f"- SQL> CONNECT scott/{PW}@//db:1521/ORCL",  # as a save's bullet holds it
         f"printf '{PW}' | wrangler secret put API_TOKEN",
         f"(echo '{PW}'; echo '{PW}') | smbpasswd -s -a svc",
         f"npm config set //registry.example.org/:_authToken {PW}",
