@@ -12,7 +12,17 @@ from __future__ import annotations
 import bisect
 import re
 
-from gitvault.scrub.rules import FINDERS, LINES, RULES, TEXT, Rule, Span
+from gitvault.scrub.rules import (
+    FINDERS,
+    LINES,
+    MASKED,
+    PUBLIC,
+    PUBLIC_LITERALS,
+    RULES,
+    TEXT,
+    Rule,
+    Span,
+)
 
 
 class Scrubbed:
@@ -53,18 +63,21 @@ class _Scan:
     """What the rules share about one text: its lower-cased form, where each literal occurs
     (found once for every rule that names it), where its lines start."""
 
-    __slots__ = ("text", "lower", "exact", "_hits", "_lines")
+    __slots__ = ("text", "lower", "exact", "ascii", "_hits", "_lines")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.lower = text.lower()
         self.exact = len(self.lower) == len(text)  # lower-casing kept every position (no İ)
+        self.ascii = text.isascii()  # (then no literal outside ASCII occurs: not looked for)
         self._hits: dict[tuple[str, bool], list[int]] = {}
         self._lines: list[int] | None = None
 
     def hits(self, literal: str, folded: bool) -> list[int]:
         """Where ``literal`` occurs, at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
         found = self._hits.get((literal, folded))
+        if found is None and self.ascii and not literal.isascii():
+            found = self._hits[literal, folded] = []
         if found is None:
             haystack = self.lower if folded else self.text
             found = []
@@ -269,7 +282,7 @@ def _prefiltered(scan: _Scan, rule: Rule) -> list[Span]:
     if rule.reach == TEXT or (rule.folded and not scan.exact):  # (`lower` positions differ)
         haystack = scan.lower if rule.folded else scan.text
         for literal in rule.literals:
-            if literal in haystack:
+            if (not scan.ascii or literal.isascii()) and literal in haystack:
                 return [(0, len(scan.text))]
         return []  # none of the rule's literals: skip it
     return _windows(scan, rule)
@@ -285,6 +298,15 @@ def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int
             for s, e, i in found
             if not any(s < m_end and m_start < e for m_start, m_end in markers)
         ]
+    public = _public(text)
+    found = [
+        (s, e, i)
+        for s, e, i in found
+        if not MASKED.fullmatch(text, s, e)
+        and not any(low <= s and e <= high for low, high in public)
+    ]
+    if not found:
+        return []
     found.sort()
     merged: list[list[int]] = []
     for start, end, index in found:
@@ -295,6 +317,15 @@ def _merged(text: str, found: list[tuple[int, int, int]]) -> list[tuple[int, int
         else:
             merged.append([start, end, index])
     return [(start, end, RULES[index].kind) for start, end, index in merged]
+
+
+def _public(text: str) -> list[Span]:
+    """The stretches of ``text`` that are public material (``rules.PUBLIC``): a value found
+    wholly inside one is kept. Looked for only in a text where a rule found something."""
+    for literal in PUBLIC_LITERALS:
+        if literal in text:
+            return [match.span() for match in PUBLIC.finditer(text)]
+    return []
 
 
 FINDERS.append(secret_spans)  # what base64_secret and urlencoded_secret ask of decoded text

@@ -16,6 +16,7 @@ kind                             what is redacted
                                  PGP … BLOCK), multi-line; without its END line: to the end of
                                  its paragraph (the next blank line: a truncated key pasted into
                                  a session leaves the session's later sections)
+``putty_private_key``            every line after a PuTTY key file's ``Private-Lines:`` header
 ``aws_access_key_id``            ``AKIA`` ``ASIA`` ``ABIA`` ``ACCA`` ``AGPA`` ``AIDA`` ``AROA``
                                  ``AIPA`` ``ANPA`` ``ANVA`` ``APKA`` + 16 of ``[A-Z0-9]``
 ``aws_session_token``            ``FwoGZXIvYXdzE…`` / ``IQoJb3JpZ2luX2Vj…`` session tokens
@@ -67,6 +68,8 @@ kind                             what is redacted
 ``terraform_cloud_token``        ``<14>.atlasv1.<60 or more>``
 ``pulumi_token``                 ``pul-`` + 40 hex
 ``postman_api_key``              ``PMAK-<24 hex>-<34 hex>``
+``airtable_token``               ``pat`` + 14 + ``.`` + 64 hex personal access tokens
+``braintree_access_token``       ``access_token$production|sandbox$<16>$<32 hex>``
 ``age_secret_key``               ``AGE-SECRET-KEY-1…``
 ``databricks_token``             ``dapi`` + 32 hex
 ``new_relic_key``                ``NRAK-`` ``NRII-`` keys, ``…NRAL`` license keys
@@ -99,7 +102,9 @@ kind                             what is redacted
                                  ``crash-<sha>``); never a piece of standard base64 (an
                                  integrity hash), a labelled hash (``sha256=…``), a crypt hash,
                                  a value under a public name; a UUID only after a credential's
-                                 prefix (``sdk-<uuid>``)
+                                 prefix (``sdk-<uuid>``); and 20 or more hex digits that decode
+                                 to text holding a secret by these rules (``echo 6768705f… |
+                                 xxd -r -p``)
 ===============================  ==============================================================
 
 Context rules, recognised by what stands around the value:
@@ -151,6 +156,15 @@ kind                             what is redacted
                                  key, secret, token, password, passwd or license key
 ``auth_base64``                  ``auth`` / ``_auth`` = base64 of ``user:password`` (Docker
                                  config.json, .npmrc)
+``session_cookie``               the value of a cookie named for a session or a login
+                                 (``PHPSESSID``, ``connect.sid``, ``_app_session``,
+                                 ``.AspNetCore.Identity.…``, ``remember_token``) in a
+                                 ``Cookie:`` / ``Set-Cookie:`` header, ``curl -b`` /
+                                 ``--cookie``, ``document.cookie =``, whatever it looks like
+``protocol_login``               the password of a protocol's login in a session dump: IMAP
+                                 ``a1 LOGIN user …``, Redis ``AUTH [user] …`` (not ``AUTH
+                                 PLAIN`` / ``AUTH LOGIN``, whose base64 the other rules read)
+``dsn_password``                 the password of a Go driver DSN: ``user:…@tcp(host:3306)/db``
 ``pgpass``                       the password field of ``host:port:db:user:password`` lines,
                                  when the text mentions pgpass
 ``secret_assignment``            ``NAME=value``, ``NAME: value``, ``"NAME": "value"``,
@@ -179,7 +193,8 @@ kind                             what is redacted
                                  ``mongosh -p``, ``openssl -k`` / ``-passout pass:…``,
                                  ``smbclient -U user%…``, ``lftp -u user,…``); the command is
                                  the first word of the flag's pipeline segment
-``login_string_password``        ``sqlplus user/…@db``, ``jdbc:oracle:thin:user/…@host``
+``login_string_password``        ``sqlplus user/…@db``, ``jdbc:oracle:thin:user/…@host``,
+                                 ``SQL> CONNECT user/…@db``
 ``piped_password``               what ``echo`` / ``printf`` pipes into a command that reads a
                                  password (``--password-stdin``, ``sudo -S``, ``chpasswd``,
                                  ``passwd --stdin``) or writes to a secret-named file
@@ -193,6 +208,9 @@ kind                             what is redacted
 ``setter_secret``                ``setPassword("…")``, ``.apiKey("…")``, ``withSecret("…")``,
                                  ``ConvertTo-SecureString "…"``: a call named for the secret it
                                  takes (not ``getPassword``, ``hashPassword`` …)
+``named_argument``               a call's literal value after a literal secret name
+                                 (``define('DB_PASSWORD', '…')``, ``ENV.fetch('DB_PW', '…')``,
+                                 ``os.getenv("API_TOKEN", "…")``, ``config.set("password", "…")``)
 ``named_value``                  the value of a field whose sibling names it: ``- name:
                                  REDIS_PASSWORD`` + ``value: …`` (Kubernetes env, Azure
                                  Pipelines), ``{"name": …, "value": …}``, ``<add key="ApiSecret"
@@ -200,13 +218,23 @@ kind                             what is redacted
 ``element_value``                an XML element's text whose tag, ``name`` / ``key`` attribute
                                  or plist ``<key>`` is a secret name (``<password>…</password>``,
                                  ``<entry key="smtp.password">…</entry>``)
-``table_column``                 the cells under a secret-named column of a Markdown table
+``table_column``                 the cells under a secret-named column of a Markdown table, and
+                                 in a key / value table the cell after a secret-named first cell
 ``csv_column``                   the cell under a secret-named column of a CSV header (an AWS
                                  credentials download)
-``user_slash_password``          ``login …: user / password``, ``creds -> user / password``
+``user_slash_password``          ``login …: user / password``, ``creds -> user / password``,
+                                 ``the login … is user / password``
 ``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
                                  api key, token, key, creds or credentials in prose (``the admin
                                  password is …``, ``pass to …``, ``token: …``); strict value test
+``foreign_prose_secret``         the same in about thirty other languages: a value after
+                                 Passwort, mot de passe, contraseña, senha, wachtwoord, hasło,
+                                 пароль, şifre, 密码, パスワード, 비밀번호 … (a few letters of
+                                 inflection allowed: lösenordet) and their words for "is"; the
+                                 strict value test, and no letter outside ASCII in the value
+``escaped_secret``               a line holding escaped text (JSON or C ``\\"`` ``\\uXXXX``, HTML
+                                 ``&quot;`` ``&#77;``) unescaped and searched by these rules;
+                                 what holds each secret is redacted
 ``urlencoded_secret``            a line holding URL-encoded text (a nested query string, a
                                  ``%40`` in a password, twice-encoded ``%253D``) decoded and
                                  searched by these rules; what holds each secret is redacted
@@ -239,6 +267,16 @@ name, the variable's own name: ``token = newToken``); a number of up to 10 digit
 lower-case word (``password: required``). ``prose_secret`` (and ``bearer_token``) ask more: 8 or
 more characters with a digit, three character classes or a long random-looking string, and not
 a version, a hash, a file name, a path, a URL or an e-mail address.
+
+Public material. Whatever rule found it, a value that lies wholly inside public material is
+kept (``PUBLIC``): a ``-----BEGIN … PUBLIC KEY-----`` block, an OpenSSH public key
+(``ssh-ed25519 AAAA…``, ``ecdsa-sha2-nistp256 AAAA…``, a PuTTY key file's
+``Public-Lines``), an age recipient (``age1…``), a key
+fingerprint (``SHA256:<43>``, ``MD5:``/sixteen hex pairs), a content hash (a Nix store path's
+hash, a go.sum ``h1:<base64>=``), a resource identifier (an AWS ARN, an Oracle Cloud OCID, an
+IPFS CID, a 40-hex ``0x`` address, a Key Vault object URL). A private key has none of these
+shapes, so its block is redacted as before. Nor is a mask a secret, whatever rule found it:
+a run of one mask character after a provider's prefix (``ghp_xxxx…``) is kept (``MASKED``).
 
 """
 
@@ -376,6 +414,17 @@ _CODE = re.compile(
 )
 # format fields or a template in the value: "postgres://%s:%s@%s/app", "%(password", "${X}"
 _TEMPLATE_INSIDE = re.compile(r"%[sd].*%[sd]|%\(\w+|\$\{|\{\{|\{\w*\}", re.DOTALL)
+# a placeholder however it is spelt (``REPLACE_ME``, ``changeme-in-production``), an elided
+# value (``sk-ant-...``), a reference to a value held elsewhere (``@db.password@`` filtering,
+# a relative file: ``./pw.txt``)
+_PLACEHOLDER_VALUE = re.compile(
+    r"(?:replace|change|fill|insert|put|set)[_-]?(?:me|it|this)?(?:[_-][a-z]+)*"
+    r"|(?:placeholder|dummy|example|sample|redacted|masked|filtered|hidden)(?:[_-][a-z]+)*"
+    r"|[^\s.\u2026]*(?:\.{3}|\u2026)|@[\w.-]+@|(?:\.{1,2}|~)/[\w./-]+"
+    r"|/[A-Za-z][\w.-]*(?:/[A-Za-z][\w.-]*)+",
+    re.IGNORECASE,
+)
+_IDENTIFIER_VALUE = re.compile(r"[a-z]+(?:_[a-z]+)+")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]{1,11}[.,:!]?")
 _LOWER_WORD = re.compile(r"[a-z]{1,7}")
 _NOT_PROSE_VALUE = re.compile(
@@ -384,6 +433,9 @@ _NOT_PROSE_VALUE = re.compile(
     r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
     r"|\d{4}-\d{2}-\d{2}[\w.:+-]*"  # a date, a date-led name (a session's slug: 2026-12-01-…)
 )
+# in a value said in prose: a letter outside ASCII (a word of the sentence's language), or a
+# line break escaped as ``%0A`` (gnupg's messages): text, not a password
+_TEXTUAL = re.compile(r"[^\W\d_\x00-\x7f]|%0[AaDd]")
 _CLASSES = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d"), re.compile(r"[^\w]"))
 _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[a-zA-Z]")
@@ -414,13 +466,21 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
         return False
     if _CODE.fullmatch(v) and not (words and _LOWER_WORD.fullmatch(v)):
         return False
-    if _TEMPLATE_INSIDE.search(v):
+    if _TEMPLATE_INSIDE.search(v) or _PLACEHOLDER_VALUE.fullmatch(v):
         return False
+    if _IDENTIFIER_VALUE.fullmatch(v) and any(
+        part in _SECRET_PARTS for part in v.lower().split("_")
+    ):
+        return False  # an identifier naming a secret (an enum: ``client_secret_basic``)
     if _PLAIN_WORD.fullmatch(v) and not words:  # a plain word: "Updated.", "classic"
         return False
     if not strict:
         return True
+    if _hex_text(v) is not None:
+        return True  # text written in hex after a secret word: the secret, encoded
     if len(v) < 8 or not _DIGIT.search(v) or "<" in v or ">" in v or v.startswith("-"):
+        return False
+    if _TEXTUAL.search(v):  # words of a language (``MD5認証で…``), an escaped line break (``%0A``)
         return False
     classes = sum(1 for c in _CLASSES if c.search(v))
     if classes < 3 and not (len(v) >= 20 and _LETTER.search(v) and _entropy(v) >= 3.5):
@@ -516,6 +576,8 @@ def looks_random(token: str) -> bool:
     id's (``live_<hex>``, not ``sha256_<hex>``); UUIDs only after a credential's prefix
     (``sdk-<uuid>``, ``api-<uuid>``: a key, not ``request-<uuid>``)."""
     runs = _ALNUM_RUN.findall(token)
+    if not runs:  # no letter or digit at all (a path segment ``:``)
+        return False
     uuid = _UUID_IN.search(token)
     if uuid:
         first = _ALNUM_RUN.findall(token[: uuid.start()].lower())[:1]
@@ -627,6 +689,9 @@ _PUBLIC_NAME = re.compile(r"(?i)(?:public|publishable)[\w.-]*[\"']?\s*[:=]\s*[\"
 def _random_token(match: re.Match[str]) -> Span | None:
     start, end = match.span()
     text = match.string
+    decoded = _hex_text(match.group())  # hex of text holding a secret: ``echo 6768705f… | xxd``
+    if decoded is not None and FINDERS and FINDERS[0](decoded):
+        return start, end
     if not _DIGIT_OR_UUID.search(match.group()):  # what every branch of looks_random wants
         return None
     if not looks_random(match.group()) or _in_base64_blob(text, start, end):
@@ -659,6 +724,78 @@ def _value(strict: bool = False) -> SpanOf:
     return span_of
 
 
+# "password" in other languages (a chat, a ticket, a commit message written in one), and the
+# words that say "is" in them; the value after one gets prose_secret's strict test
+_PASSWORD_WORDS = (
+    # words that inflect (lösenordet, passordet, hasła, пароля, şifresi): a few letters more
+    r"(?:passwort|kennwort|mot\s+de\s+passe|contrase[\u00f1n]a|clave|senha|wachtwoord"
+    r"|l[\u00f6o]senord|passord|adgangskode|salasana|has[\u0142l]|heslo|jelsz[\u00f3oa]"
+    r"|parol[a\u0103]|\u043f\u0430\u0440\u043e\u043b|[\u015fs]ifre|\u03ba\u03c9\u03b4\u03b9\u03ba"
+    r"|m[\u1eada]t\s+kh[\u1ea9a]u|kata\s+sandi)[^\W\d_]{0,5}"
+    # scripts without spaces or inflection at the word's end: Chinese, Japanese, Korean, Thai,
+    # Hindi, Arabic, Hebrew
+    r"|\u5bc6\u7801|\u5bc6\u78bc|\u53e3\u4ee4|\u30d1\u30b9\u30ef\u30fc\u30c9|\ube44\ubc00\ubc88\ud638"
+    r"|\u0e23\u0e2b\u0e31\u0e2a\u0e1c\u0e48\u0e32\u0e19|\u092a\u093e\u0938\u0935\u0930\u094d\u0921"
+    r"|\u05e1\u05d9\u05e1\u05de\u05d4|\u0643\u0644\u0645\u0629\s+(?:\u0627\u0644\u0645\u0631\u0648\u0631|\u0627\u0644\u0633\u0631)"
+)
+_PASSWORD_LITERALS = (
+    *(
+        # (not "pass": every "password" line would be searched for other languages' words)
+        "passwort",
+        "passord",
+        "mot de passe",
+        "kennwort",
+        "contrase",
+        "clave",
+        "senha",
+        "wachtwoord",
+        "senord",
+    ),
+    *("adgangskode", "salasana", "has\u0142", "hasl", "heslo", "jelsz", "parol"),
+    *(
+        "\u043f\u0430\u0440\u043e\u043b",
+        "\u5bc6\u7801",
+        "\u5bc6\u78bc",
+        "\u53e3\u4ee4",
+        "\u30d1\u30b9\u30ef\u30fc\u30c9",
+        "\ube44\ubc00\ubc88\ud638",
+    ),
+    *(
+        "\u015fifre",
+        "sifre",
+        "\u03ba\u03c9\u03b4\u03b9\u03ba",
+        "\u05e1\u05d9\u05e1\u05de\u05d4",
+        "\u0643\u0644\u0645\u0629",
+        "kh\u1ea9u",
+        "khau",
+    ),
+    *(
+        "kata sandi",
+        "\u0e23\u0e2b\u0e31\u0e2a\u0e1c\u0e48\u0e32\u0e19",
+        "\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
+    ),
+)
+_COPULAS = (
+    r"ist|lautet|war|est|\u00e9tait|es|era|\u00e9|\u00e4r|er|var|on|jest|je|\u00e9s|\u00e8"
+    r"|\u03b5\u03af\u03bd\u03b1\u03b9|l\u00e0|adalah|\u044d\u0442\u043e"
+)
+_CJK = r"\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef"
+_CJK_COPULAS = r"\u662f|\u4e3a|\u70ba|\u306f|\ub294|\uc740"
+# what follows a secret word in prose: a parenthesis, a few words and "is" (in any of these
+# languages), ":", "=", "->", a dash, or only a space; then the value (a CJK character ends
+# it: no space comes before the sentence goes on)
+_PROSE_VALUE = (
+    r"(?P<secret>[^\s'\"`,;()=:" + _CJK + r"](?:[^\s'\"`,;()&" + _CJK + r"]|&(?![\w-]+=)){7,})"
+)
+_PROSE_TAIL = (
+    r"(?:\s*\([^)\n]{0,30}\))?(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)"
+    r"|\s*[:=]|\s*->|(?=\s))\s*['\"`]?" + _PROSE_VALUE
+)
+_FOREIGN_PROSE_TAIL = (
+    r"(?:\s*\([^)\n]{0,30}\))?(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are|" + _COPULAS + r")\b"
+    r"|[:=\uff1a\u2013\u2014]|->|" + _CJK_COPULAS + r")|\s*[:=\uff1a]|\s*->|(?=\s))\s*"
+    r"['\"`\u300c\u00ab]?" + _PROSE_VALUE
+)
 _NEXT_VALUE = re.compile(r"\s+['\"`]?([^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})")
 
 
@@ -666,6 +803,12 @@ def _prose(match: re.Match[str]) -> Span | None:
     """The value a secret word leads to in prose (strict test). When the value the pattern
     reached across other words (``key … (s:2026-…)``) is none, the word right after the secret
     word may be (``--key EXO1e02…``)."""
+    if match.string.startswith("(", match.end("secret")):
+        return None  # a call: ``argon2.hash(password)``
+    if match["word"].lower() == "key" and (
+        _word_before(match.string, match.start("word")) in _NOT_SECRET_KEYS
+    ):
+        return None  # ``cache key: …``
     if looks_like_value(match["secret"], strict=True):
         return match.span("secret")
     near = _NEXT_VALUE.match(match.string, match.end("word"))
@@ -736,6 +879,9 @@ _SECRET_PARTS = frozenset(
         "creds",
         "mnemonic",
         "privkey",
+        "pfx",
+        "p12",
+        "keystore",
     }
 )
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "pass")
@@ -779,6 +925,10 @@ _DESCRIPTIVE_LAST = frozenset(
         "id",
         "arn",
         "ttl",
+        "ref",
+        "reference",
+        "source",
+        "from",
         "timeout",
         "expiry",
         "expires",
@@ -808,11 +958,12 @@ _DESCRIPTIVE_LAST = frozenset(
         "help",
     }
 )
-_DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is"})
+# a name that refers to a secret held elsewhere: existingSecret, LoadCredential
+_DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is", "existing", "load"})
 # every secret name holds one of these (lower-cased): a text without any holds no secret name
 _NAME_LITERALS: tuple[str, ...] = (
     *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
-    "private",
+    *("private", "pfx", "p12"),
 )
 # the same inside a regex, at the start of a name: a name without any is no secret name
 _NAME_GATE = r"(?=[\w.-]*?(?i:" + "|".join(_NAME_LITERALS) + "))"
@@ -873,6 +1024,10 @@ def _assignment(match: re.Match[str]) -> Span | None:
     if _HASH_SEGMENT.search(name) or _closed_before_value(match):
         return None
     start, end = match.span(group)
+    if name.lower() == "key" and _word_before(match.string, match.start("name")) in (
+        _NOT_SECRET_KEYS
+    ):
+        return None  # ``cache key: …``, ``public key: …``: a key that opens nothing
     if not is_secret_name(name):
         return _not_named_secret(name, value, start)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
@@ -891,6 +1046,16 @@ def _assignment(match: re.Match[str]) -> Span | None:
     ):
         return None
     return start, end
+
+
+def _word_before(text: str, at: int) -> str:
+    """The lower-cased word that ends one space before ``at`` ("" if none)."""
+    if at < 2 or text[at - 1] != " ":
+        return ""
+    start = at - 1
+    while start and text[start - 1].isalpha():
+        start -= 1
+    return text[start : at - 1].lower()
 
 
 def _closed_before_value(match: re.Match[str]) -> bool:
@@ -1077,17 +1242,19 @@ def _table_column(match: re.Match[str]) -> list[Span] | None:
     column's cell in every row."""
     heads = match["head"].split("|")[:-1]
     secret = {i for i, cell in enumerate(heads) if is_secret_name(cell.strip(" *`_"))}
-    if not secret:
-        return None
     spans: list[Span] = []
     at = match.start("body")
     for line in match["body"].splitlines(keepends=True):
         bar = line.index("|") + 1
         cells = line[bar:].rstrip().split("|")
         offset = at + bar
+        # a key / value table: a row whose first cell names a secret holds it in the next
+        named = 1 if len(cells) > 1 and is_secret_name(cells[0].strip(" *`_")) else -1
         for index, cell in enumerate(cells):
             value = cell.strip()
-            if index in secret and value and looks_like_value(value.strip("`"), words=True):
+            # (a key / value row's value is one token: words there describe it)
+            wanted = index in secret or index == named and not any(c.isspace() for c in value)
+            if wanted and value and looks_like_value(value.strip("`"), words=True):
                 start = offset + cell.index(value)
                 spans.append((start, start + len(value)))
             offset += len(cell) + 1
@@ -1123,7 +1290,7 @@ def _directive(match: re.Match[str]) -> Span | None:
     """``requirepass …`` (redis.conf), ``secret_access_key …`` (``rclone config create``),
     ``password …`` (.netrc): a secret name, a space, then a value — not a word, a version, a
     path, a URL, a flag or code."""
-    name, value = match["name"], match["secret"]
+    name, value = re.split(r"[/:]", match["name"])[-1], match["secret"]  # app/db/password
     if not is_secret_name(name) or _HASH_SEGMENT.search(name) or value.startswith("-"):
         return None
     if _WORD.fullmatch(value):  # ``password authentication``, ``token concatenation``
@@ -1292,6 +1459,9 @@ _READS_PASSWORD = re.compile(
 _SECRET_FILE = re.compile(r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key)[\w.-]*$")
 _PUBLIC_FILE = re.compile(r"(?i)authorized_keys|known_hosts|\.pub$|\.crt$|\.cer$")
 _INI_SECTION = re.compile(r"\[[^\]]*\]")
+# a command that stores what it reads under a secret's name (``vercel env add DB_PASSWORD``,
+# ``wrangler secret put API_TOKEN``): an upper-case name with an underscore
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def _piped_password(match: re.Match[str]) -> Span | None:
@@ -1303,8 +1473,10 @@ def _piped_password(match: re.Match[str]) -> Span | None:
     if match["op"] is not None:
         group = "qv" if match["qv"] is not None else "v"
         rest = match["rest"]
-        if match["op"] == "|":
-            ok = _READS_PASSWORD.search(rest) is not None
+        if match["op"] in ("|", ";"):  # (``;``: the next echo of a subshell piped on)
+            ok = _READS_PASSWORD.search(rest) is not None or any(
+                _ENV_NAME.fullmatch(word) and is_secret_name(word) for word in rest.split()
+            )
         else:
             target = rest.split()[0].strip("'\"") if rest.split() else ""
             ok = bool(_SECRET_FILE.search(target)) and not _PUBLIC_FILE.search(target)
@@ -1340,19 +1512,81 @@ _KEYWORD_ARG = re.compile(r"\w+\s*[=:]")
 _HOST = re.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
 
 
+# a cookie named for a session or a login: PHPSESSID, connect.sid, _app_session, JSESSIONID,
+# .AspNetCore.Cookies (ASP.NET's), remember_user_token, __Host-next-auth.session-token
+_SESSION_COOKIE = re.compile(
+    r"(?i)sess|(?<![a-z])sid(?![a-z])|auth|identity|token|remember|jwt|[cx]srf|login"
+    r"|aspnetcore|aspxauth"
+)
+_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]{1,80})=(?P<value>[^;\s]*)")
+
+
+def _session_cookie(match: re.Match[str]) -> list[Span] | None:
+    """The values of the session- and login-named cookies in a cookie header or option."""
+    offset = match.start("pairs")
+    spans = [
+        (offset + pair.start("value"), offset + pair.end("value"))
+        for pair in _COOKIE_PAIR.finditer(match["pairs"])
+        if _SESSION_COOKIE.search(pair["name"])
+        and len(pair["value"]) >= 8
+        and looks_like_value(pair["value"], words=True)
+    ]
+    return spans or None
+
+
+_CALLEE = re.compile(r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*$")
+
+
+def _protocol_login(match: re.Match[str]) -> Span | None:
+    """IMAP ``a1 LOGIN user password``, Redis ``AUTH [user] password``: the last argument."""
+    value = match["secret"]
+    if value.startswith("-") or _FLAG_PLACEHOLDER.fullmatch(value):
+        return None  # AUTH PASSWORD in a manual, a flag
+    if not looks_like_value(value, words=True):
+        return None
+    return match.span("secret")
+
+
+def _named_argument(match: re.Match[str]) -> Span | None:
+    """``define('DB_PASSWORD', '…')``, ``ENV.fetch('DB_PW', '…')``: a literal value passed
+    with a literal secret name (a constant defined, a setting set, a default given)."""
+    name, value = match["name"], match["secret"]
+    if not _CALLEE.search(match.string, max(0, match.start() - 80), match.start()):
+        return None  # a parenthesis, not a call: ``("DB_PASSWORD", "…")`` in a tuple
+    if not is_secret_name(name) or (_IDENT.fullmatch(value) and _names_itself(name, value)):
+        return None
+    if _NOT_PROSE_VALUE.fullmatch(value):  # as in credential_call: a version, a SHA, a path
+        return None
+    return match.span("secret") if looks_like_value(value, words=True) else None
+
+
+def _arguments(args: str) -> Iterator[tuple[int, str]]:
+    """The comma-separated pieces of a call's arguments and where each starts; a comma inside
+    a quoted string does not separate (``'cn=admin,dc=corp'``)."""
+    start = 0
+    quote = ""
+    for at, char in enumerate(args):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == ",":
+            yield start, args[start:at]
+            start = at + 1
+    yield start, args[start:]
+
+
 def _credential_call(match: re.Match[str]) -> Span | None:
     """``NetworkCredential("user", "…")``, ``getConnection(url, "user", "…")``,
     ``smtp.PlainAuth("", "me@x", "…", host)``, ``auth=("user", "…")``: in a call that logs in,
     the string after the first one naming a user (hosts, URLs and empty strings skipped)."""
     args = match["args"]
     offset = match.start("args")
-    at = 0
     user = False
-    for piece in args.split(","):
+    for at, piece in _arguments(args):
         stripped = piece.strip()
         literal = _LITERAL_ARG.fullmatch(stripped)
         position = offset + at + piece.find(stripped)
-        at += len(piece) + 1
         if literal is None or _KEYWORD_ARG.match(stripped):
             user = False
             continue
@@ -1449,6 +1683,68 @@ def _base64_secret(match: re.Match[str]) -> Span | None:
         return None
     decoded = _decoded_text(value)
     return match.span() if decoded is not None and FINDERS[0](decoded) else None
+
+
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
+
+
+def _hex_text(value: str) -> str | None:
+    """What an even run of hex digits decodes to, when that is printable ASCII text of 8 or
+    more characters (random bytes, a hash, almost never are)."""
+    if len(value) % 2 or len(value) < 16 or not _HEX_DIGITS.fullmatch(value):
+        return None
+    decoded = bytes.fromhex(value)
+    if not decoded.isascii():
+        return None
+    text = decoded.decode("ascii")
+    return text if _PRINTABLE.fullmatch(text) and _LETTER.search(text) else None
+
+
+# an escape in JSON, a C-like string or HTML: \" \\ \/ \uXXXX, &quot; &amp; &#39; &#x27;
+_ESCAPE = re.compile(
+    r"\\(?:u(?P<u>[0-9A-Fa-f]{4})|(?P<c>[\"'\\/]))"
+    r"|&(?:(?P<named>quot|amp|apos|lt|gt)|#(?P<dec>\d{1,7})|#[xX](?P<hex>[0-9A-Fa-f]{1,6}));"
+)
+_NAMED = {"quot": '"', "amp": "&", "apos": "'", "lt": "<", "gt": ">"}
+
+
+def _unescaped(text: str, start: int, end: int) -> tuple[str, list[int], list[int]]:
+    """``text[start:end]`` with its escapes decoded, and where each character starts and ends
+    in ``text`` (as ``_percent_decoded``)."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = start
+    for escape in _ESCAPE.finditer(text, start, end):
+        out.append(text[at : escape.start()])
+        starts.extend(range(at, escape.start()))
+        ends.extend(range(at + 1, escape.start() + 1))
+        if escape["u"] or escape["dec"] or escape["hex"]:
+            number = (
+                int(escape["u"] or escape["hex"], 16) if not escape["dec"] else int(escape["dec"])
+            )
+            char = chr(number) if 0 < number < 0x110000 else "?"
+        else:
+            char = escape["c"] or _NAMED[escape["named"]]
+        out.append(char)
+        starts.append(escape.start())
+        ends.append(escape.end())
+        at = escape.end()
+    out.append(text[at:end])
+    starts.extend(range(at, end))
+    ends.extend(range(at + 1, end + 1))
+    return "".join(out), starts, ends
+
+
+def _escaped_secret(match: re.Match[str]) -> list[Span] | None:
+    """A secret in escaped text (a JSON string holding JSON, ``&quot;``-escaped HTML,
+    ``&#77;&#97;…``): the line is unescaped and searched like any text; what holds each
+    secret there is redacted here."""
+    decoded, starts, ends = _unescaped(match.string, match.start(), match.end())
+    if not FINDERS or decoded == match.group():
+        return None
+    spans = [(starts[start], ends[end - 1]) for start, end, _kind in FINDERS[0](decoded)]
+    return spans or None
 
 
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})|\+")
@@ -1568,6 +1864,16 @@ RULES: tuple[Rule, ...] = (
         ),
         ("PRIVATE KEY",),
         span_of=lambda match: match.span(),
+    ),
+    Rule(
+        "putty_private_key",
+        _rx(
+            r"(?m)^[ \t]*Private-Lines:[ \t]*\d+[ \t]*\r?\n"
+            r"[ \t]*(?P<secret>[A-Za-z0-9+/=]+(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/=]+)*)"
+            r"(?=[ \t]*(?:\r?\n|$))"
+        ),
+        ("Private-Lines:",),
+        reach=TEXT,
     ),
     _provider(
         "aws_access_key_id",
@@ -1725,6 +2031,12 @@ RULES: tuple[Rule, ...] = (
     ),
     _provider("pulumi_token", r"(?P<secret>pul-[a-f0-9]{40})", "pul-"),
     _provider("postman_api_key", r"(?P<secret>PMAK-[a-f0-9]{24}-[a-f0-9]{34})", "PMAK-"),
+    _provider("airtable_token", r"(?P<secret>pat[A-Za-z0-9]{14}\.[0-9a-f]{64})(?![\w.])", "pat"),
+    _provider(
+        "braintree_access_token",
+        r"(?P<secret>access_token\$(?:production|sandbox|development)\$[0-9a-z]{16}\$[0-9a-f]{32})",
+        "access_token$",
+    ),
     _provider(
         "age_secret_key",
         r"(?P<secret>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
@@ -1857,7 +2169,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "mysql_password_flag",
-        _rx(r"\bmysql(?:dump|admin|import|sh)?\b[^\n]*?\s-p(?P<secret>" + _PW + r"+)"),
+        _rx(r"\bmysql(?:dump|admin|import|sh)?\b[^\n]*?[\s\"',]-p(?P<secret>" + _PW + r"+)"),
         ("mysql",),
         span_of=_value(),
         reach=LINES,
@@ -1867,9 +2179,10 @@ RULES: tuple[Rule, ...] = (
         _rx(
             r"(?:\bsshpass\s+-p\s*|\b(?:docker|podman|helm|oras)\s+(?:registry\s+)?login\b"
             r"[^\n]*?\s-p\s+|\bredis-cli\b[^\n]*?\s-a\s+|\blogin\s+-p\s+|"
-            r"\s-p\s+(?=\S*\d)(?=[^\n]*--tenant))['\"]?(?P<secret>" + _PW + r"{4,})"
+            r"\s-p\s+(?=\S*\d)(?=[^\n]*--tenant)|\bsecrets?[ \t]+set\b[^\n]*?\s(?:--body|-b)[ \t]+)"
+            r"['\"]?(?P<secret>" + _PW + r"{4,})"
         ),
-        ("sshpass", "login", "redis-cli", "--tenant"),
+        ("sshpass", "login", "redis-cli", "--tenant", "secret"),
         span_of=_value(),
         reach=LINES,
     ),
@@ -1920,7 +2233,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "user_colon_password",
         _rx(
-            r"(?:\bcurl\b[^\n]*?\s(?:-u|--user|--proxy-user)|\bClient\("
+            r"(?:\bcurl\b[^\n]*?\s(?:-[A-Za-z]*u|--user|--proxy-user)|\bClient\("
             r"|(?<![\w-])--?(?:auth|basic-auth|http-user|creds|credentials))"
             r"\s*=?\s*['\"]?(?P<user>[^\s:'\",]+)['\"]?[ \t]*[:,][ \t]*['\"]?(?P<secret>"
             + _PW
@@ -1962,7 +2275,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "sql_password",
         _rx(
-            r"(?i)\b(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
+            r"(?i)\b(?<!['\"])(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
             r"'(?P<secret>[^'\n]+)'"
         ),
         ("password", "identified"),
@@ -2007,6 +2320,37 @@ RULES: tuple[Rule, ...] = (
         reach=LINES,
     ),
     Rule(
+        "session_cookie",
+        _rx(
+            r"(?i)(?:\b(?:set-)?cookie['\"]?[ \t]*[:=][ \t]*['\"]?"
+            r"|(?<![\w-])(?:-b|--cookie)[ \t]+['\"]?)(?P<pairs>[^\n'\"]+)"
+        ),
+        ("cookie", "-b "),
+        folded=True,
+        span_of=_session_cookie,
+        reach=LINES,
+    ),
+    Rule(
+        "protocol_login",
+        _rx(
+            # (upper-case, as the protocols spell them: ``npm login --scope`` is no IMAP)
+            r"(?m)^(?:[^\s>]{0,40}>[ \t]*|[CcSs]:[ \t]*)?(?:[\w.*-]{1,20}[ \t]+LOGIN[ \t]+"
+            r"(?:\"[^\"\n]*\"|\S+)|AUTH(?:[ \t]+(?!PLAIN\b|LOGIN\b|CRAM-MD5\b|XOAUTH2?\b)\S+)?)"
+            r"[ \t]+(?P<q>\"?)(?P<secret>[^\s\"]{4,})(?P=q)[ \t]*\r?$"
+        ),
+        ("login", "auth"),
+        folded=True,
+        span_of=_protocol_login,
+        reach=LINES,
+    ),
+    Rule(
+        "dsn_password",
+        _rx(r"(?<![\w/:@.-])[\w.-]{1,64}:(?P<secret>[^\s@/'\"()]{3,}?)@(?:tcp|unix|udp)\("),
+        ("@tcp(", "@unix(", "@udp("),
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
         "pgpass",
         _rx(r"(?m)[\w.*-]+:(?:\d+|\*):[\w*.-]+:[\w*.-]+:(?P<secret>[^\s:]\S*)$"),
         (":",),
@@ -2024,7 +2368,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "secret_directive",
         _rx(
-            r"(?:^|(?<=[ \t;]))(?P<name>[A-Za-z_][\w.-]{1,60})[ \t]+(?P<q>['\"]?)"
+            r"(?:^|(?<=[ \t;]))(?P<name>[A-Za-z_/][\w.:/@-]{1,100})[ \t]+(?P<q>['\"]?)"
             r"(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
             r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
             re.MULTILINE,
@@ -2034,7 +2378,8 @@ RULES: tuple[Rule, ...] = (
         span_of=_directive,
         reach=LINES,
         gated=_rx(
-            r"(?:^|(?<=[ \t;]))(?P<name>" + _NAME_GATE + r"[A-Za-z_][\w.-]{1,60})[ \t]+"
+            r"(?:^|(?<=[ \t;]))(?P<name>(?=[\w.:/@-]*?(?i:" + "|".join(_NAME_LITERALS) + r"))"
+            r"[A-Za-z_/][\w.:/@-]{1,100})[ \t]+"
             r"(?P<q>['\"]?)(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
             r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
             re.MULTILINE,
@@ -2090,9 +2435,15 @@ RULES: tuple[Rule, ...] = (
         "login_string_password",
         _rx(
             r"(?:(?<![\w./-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-\w+)*[ \t]+['\"]?"
-            r"|oracle:thin:)[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
+            # (SQL> anywhere: a save or a digest puts a bullet or an indent before the prompt)
+            r"|oracle:thin:|(?i:(?:(?m:^)|SQL>)[ \t]*conn(?:ect)?[ \t]+))"
+            r"[\w$#.]+/(?P<secret>[^\s@/'\"]+)(?=@|[ \t'\"]|$)"
         ),
-        ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:"),
+        # (CONNECT / CONN as sqlplus prints them: "connect" would window every "connection")
+        (
+            *("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "oracle:thin:", "SQL>"),
+            *("CONNECT ", "CONN ", "conn "),
+        ),
         span_of=_value(),
         reach=LINES,
     ),
@@ -2101,7 +2452,7 @@ RULES: tuple[Rule, ...] = (
         _rx(
             r"(?<![\w-])(?:echo|printf)[ \t]+(?:-[neE]{1,3}[ \t]+)*"
             r"(?:(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)|(?P<v>[^\s'\"|;&<>]+))"
-            r"[ \t]*(?P<op>\|(?!\|)|>>?)[ \t]*(?P<rest>[^\n]*)"
+            r"[ \t]*\)?[ \t]*(?P<op>\|(?!\|)|>>?|;(?=[^\n|]*\)[ \t]*\|))[ \t]*(?P<rest>[^\n]*)"
             r"|<<<[ \t]*(?:(?P<hq>['\"])(?P<hqv>[^'\"\n]+)(?P=hq)|(?P<hv>[^\s'\"|;&<>]+))"
         ),
         ("echo", "printf", "<<<"),
@@ -2123,7 +2474,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "credential_call",
         _rx(
-            r"(?:\b[A-Za-z_][\w.$]*(?:Credential|Auth|Login|login|Connection|connect|Connect)"
+            r"(?:\b(?:[A-Za-z_][\w.$]*)?(?:Credential|Auth|Login|login|Connection|connect|Connect)"
             r"\w*|\bauth[ \t]*=[ \t]*)[ \t]*\((?P<args>[^()\n]{0,300})\)"
         ),
         ("Credential", "Auth", "Login", "login", "onnect", "auth"),
@@ -2147,6 +2498,17 @@ RULES: tuple[Rule, ...] = (
             r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
             r"(?P<svalue>[^'\"\n]+)(?P=sq)"
         ),
+    ),
+    Rule(
+        "named_argument",
+        _rx(
+            r"\([ \t]*(?P<nq>['\"])(?P<name>[\w.:-]{2,80})(?P=nq)"
+            r"[ \t]*,[ \t]*(?P<q>['\"])(?P<secret>[^'\"\s]{4,300})(?P=q)"
+        ),
+        _NAME_LITERALS,
+        folded=True,
+        span_of=_named_argument,
+        reach=LINES,
     ),
     Rule(
         "named_value",
@@ -2192,7 +2554,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "user_slash_password",
         _rx(
-            r"(?i)\b(?:login|logins|creds?|credentials|account)\b[^\n]{0,50}?(?::|->)\s*"
+            r"(?i)\b(?:login|logins|creds?|credentials|account)\b[^\n]{0,50}?(?::|->|\bis\b|\bare\b)\s*"
             r"[\w.@+-]+\s+/\s+(?P<secret>[^\s'\"`,;()]{6,})"
         ),
         ("login", "cred", "account"),
@@ -2204,9 +2566,7 @@ RULES: tuple[Rule, ...] = (
         "prose_secret",
         _rx(
             r"(?i)(?<![a-z0-9])(?P<word>pass(?:word|wd|phrase)?|pw|pwd|secret(?:\s+(?:access\s+)?key)?|"
-            r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])(?:\s*\([^)\n]{0,30}\))?"
-            r"(?:[^\n.;`'\"]{0,40}?(?:\b(?:is|was|to|are)\b|[:=]|->)|\s*[:=]|\s*->|(?=\s))\s*"
-            r"['\"`]?(?P<secret>[^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})"
+            r"api[\s_-]?key|token|key|creds?|credentials)(?![a-z])" + _PROSE_TAIL
         ),
         ("pass", "pw", "secret", "key", "token", "cred"),
         folded=True,
@@ -2214,12 +2574,72 @@ RULES: tuple[Rule, ...] = (
         reach=LINES,
     ),
     Rule(
+        "foreign_prose_secret",
+        _rx(r"(?i)(?<![a-z0-9])(?P<word>" + _PASSWORD_WORDS + r")(?![a-z])" + _FOREIGN_PROSE_TAIL),
+        _PASSWORD_LITERALS,
+        folded=True,
+        span_of=_prose,
+        reach=LINES,
+    ),
+    Rule(
+        "escaped_secret",
+        # (lines where a quote or a character is escaped: &amp; &lt; \\ alone hide no value
+        # from the rules, and every changelog has them)
+        _rx(r"(?m)^[^\n]*(?:\\[\"'u]|&(?:quot|apos|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});)[^\n]*"),
+        ('\\"', "\\'", "\\u", "&quot;", "&apos;", "&#"),
+        reach=LINES,
+        span_of=_escaped_secret,
+    ),
+    Rule(
         "urlencoded_secret",
-        _rx(r"[^\n]*%[0-9A-Fa-f]{2}[^\n]*"),
+        # a whole line, from its start: a search from inside a line (after a line that held
+        # nothing) would decode and search each of its suffixes again
+        _rx(r"(?m)^[^\n]*%[0-9A-Fa-f]{2}[^\n]*"),
         ("%",),
         span_of=_urlencoded_secret,
     ),
 )
+
+
+# ----------------------------------------------------------------------------- public material
+
+PUBLIC = _rx(
+    r"-----BEGIN (?P<pem>(?:RSA |EC |DSA |OPENSSH |SSH2 |PGP )?PUBLIC KEY(?: BLOCK)?)-----"
+    r"[\sA-Za-z0-9+/=:-]*?-----END (?P=pem)-----"
+    r"|(?<![\w-])(?:ssh-(?:ed25519|rsa|dss)|ecdsa-sha2-nistp\d{3}|sk-(?:ssh-ed25519|ecdsa-sha2-"
+    r"nistp256)@openssh\.com)[ \t]+AAAA[A-Za-z0-9+/]{20,}={0,2}(?![\w+/=])"
+    r"|(?<![\w-])age1[02-9ac-hj-np-z]{58}(?![\w-])"
+    r"|(?<![\w-])SHA256:[A-Za-z0-9+/]{43}(?![\w+/])"
+    r"|(?<![\w:])(?:MD5:)?[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){15}(?![\w:])"
+    r"|/nix/store/[0-9a-df-np-sv-z]{32}-[\w.+-]*"
+    r"|(?<=[ \t])h1:[A-Za-z0-9+/]{43}="
+    r"|(?<![\w-])arn:aws[\w-]*:[\w-]+:[\w-]*:\d{12}:[^\s'\"`<>]+"
+    r"|(?<![\w-])ocid1\.[a-z0-9]+\.oc\d+\.[a-z0-9-]*\.[a-z0-9]+(?![\w.-])"
+    r"|(?<![\w-])bafy[a-z2-7]{50,}(?![\w-])"
+    r"|(?<![\w-])0x[0-9a-fA-F]{40}(?![\w-])"
+    r"|\.vault\.azure\.net/(?:secrets|keys|certificates)/[\w-]+/[0-9a-f]{32}(?![\w-])"
+    r"|(?m:^[ \t]*Public-Lines:[ \t]*\d+[ \t]*(?:\r?\n[ \t]*[A-Za-z0-9+/=]+(?=[ \t]*(?:\r?\n|$)))+)"
+)
+"""Public material: values found wholly inside a match are kept (see "Public material")."""
+PUBLIC_LITERALS = (
+    "PUBLIC KEY",
+    "ssh-",
+    "ecdsa-",
+    "age1",
+    "SHA256:",
+    ":",
+    "/nix/store/",
+    "h1:",
+    "arn:aws",
+    "ocid1.",
+    "bafy",
+    "0x",
+    ".vault.azure.net/",
+)
+"""One of these occurs in every match of ``PUBLIC`` (case as written)."""
+MASKED = re.compile(r"(?:[A-Za-z0-9]*[_.-])*([xX*#\u2022])\1{5,}")
+"""A found value that is a mask, whatever rule found it: a run of one mask character, after a
+provider's prefix or not (``ghp_xxxx…``, ``sk_live_****…``)."""
 
 
 def __getattr__(name: str) -> Any:
