@@ -1,6 +1,7 @@
 """The secret filter: every secret in a text is replaced by ``[REDACTED:<kind>]`` before the
 text is written to the vault, a state file or the search index, and again on text that leaves
-the vault. Below notes/ and memory/, which both use it; it imports nothing of gitvault.
+the vault. Below notes/ and memory/, which both use it; of gitvault it imports only
+lazyre (its patterns compile at first use).
 
 Only the secret value is replaced: a variable name, URL scheme, user name, header name or
 command around it is kept. The rules are hand-written regular expressions, chosen by

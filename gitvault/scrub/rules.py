@@ -286,10 +286,11 @@ import base64
 import binascii
 import math
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
+
+from gitvault import lazyre
 
 Span = tuple[int, int]
 SpanOf = Callable[[re.Match[str]], "Span | list[Span] | None"]
@@ -301,36 +302,6 @@ TEXT = -1
 LINES = 0
 """``Rule.reach``: scan the lines that hold a literal, each with the next line that is not
 blank (and the blank lines between)."""
-
-
-class LazyPattern:
-    """A rule's regex, compiled the first time a text holds one of the rule's literals:
-    compiling all of them cost ~30 ms of CPU on every process that scrubs one short text (a
-    hook showing a block), and such a text needs a few."""
-
-    __slots__ = ("source", "flags", "_compiled")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self.source = source
-        self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.source, self.flags)
-        return self._compiled
-
-    def finditer(
-        self, text: str, pos: int = 0, endpos: int = sys.maxsize
-    ) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text, pos, endpos)
-
-    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.compiled.match(text, pos)
-
-    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.compiled.search(text, pos, endpos)
 
 
 class Rule(NamedTuple):
@@ -352,14 +323,14 @@ class Rule(NamedTuple):
     """
 
     kind: str
-    pattern: LazyPattern
+    pattern: re.Pattern[str]  # compiled at first use (gitvault.lazyre), as every rule here
     literals: tuple[str, ...]
     folded: bool = False
     reach: int = TEXT
     context: tuple[str, ...] = ()
-    after: re.Pattern[str] | LazyPattern | None = None
+    after: re.Pattern[str] | None = None
     span_of: SpanOf | None = None
-    gated: LazyPattern | None = None
+    gated: re.Pattern[str] | None = None
 
 
 # ----------------------------------------------------------------------------- value checks
@@ -405,7 +376,7 @@ _PLACEHOLDER_WORDS = frozenset(
         "bar",
     }
 )
-_CODE = re.compile(
+_CODE = lazyre.compile(
     r"(?:\$\{?\w+\}?|\$\(.*|\$\{.*|\$\w+\(.*|(?-i:[A-Z][a-z]+-[A-Z][A-Za-z]+)"
     r"|\{\{.*\}\}|%\w+%|\{[\w.]*\}|%s|%d|%\(\w+\)s|<[^>]*>|(?:env|file|fd):[\w./-]+"
     r"|[\w.]+\(.*\)?|[\w.]+\[.*\]?|[A-Za-z_]+(?:\.[A-Za-z_]+)+|[*x.\u2026\u2022#-]+"
@@ -413,21 +384,21 @@ _CODE = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 # format fields or a template in the value: "postgres://%s:%s@%s/app", "%(password", "${X}"
-_TEMPLATE_INSIDE = re.compile(r"%[sd].*%[sd]|%\(\w+|\$\{|\{\{|\{\w*\}", re.DOTALL)
+_TEMPLATE_INSIDE = lazyre.compile(r"%[sd].*%[sd]|%\(\w+|\$\{|\{\{|\{\w*\}", re.DOTALL)
 # a placeholder however it is spelt (``REPLACE_ME``, ``changeme-in-production``), an elided
 # value (``sk-ant-...``), a reference to a value held elsewhere (``@db.password@`` filtering,
 # a relative file: ``./pw.txt``)
-_PLACEHOLDER_VALUE = re.compile(
+_PLACEHOLDER_VALUE = lazyre.compile(
     r"(?:replace|change|fill|insert|put|set)[_-]?(?:me|it|this)?(?:[_-][a-z]+)*"
     r"|(?:placeholder|dummy|example|sample|redacted|masked|filtered|hidden)(?:[_-][a-z]+)*"
     r"|[^\s.\u2026]*(?:\.{3}|\u2026)|@[\w.-]+@|(?:\.{1,2}|~)/[\w./-]+"
     r"|/[A-Za-z][\w.-]*(?:/[A-Za-z][\w.-]*)+",
     re.IGNORECASE,
 )
-_IDENTIFIER_VALUE = re.compile(r"[a-z]+(?:_[a-z]+)+")
-_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]{1,11}[.,:!]?")
-_LOWER_WORD = re.compile(r"[a-z]{1,7}")
-_NOT_PROSE_VALUE = re.compile(
+_IDENTIFIER_VALUE = lazyre.compile(r"[a-z]+(?:_[a-z]+)+")
+_PLAIN_WORD = lazyre.compile(r"[A-Z]?[a-z]{1,11}[.,:!]?")
+_LOWER_WORD = lazyre.compile(r"[a-z]{1,7}")
+_NOT_PROSE_VALUE = lazyre.compile(
     r"v?\d+(?:\.\d+)+\S*|[0-9a-f]{7,31}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9A-F]{40}"
     r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.-]+@[\w.-]+|\S*://\S*"
     r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
@@ -435,10 +406,10 @@ _NOT_PROSE_VALUE = re.compile(
 )
 # in a value said in prose: a letter outside ASCII (a word of the sentence's language), or a
 # line break escaped as ``%0A`` (gnupg's messages): text, not a password
-_TEXTUAL = re.compile(r"[^\W\d_\x00-\x7f]|%0[AaDd]")
-_CLASSES = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"\d"), re.compile(r"[^\w]"))
-_DIGIT = re.compile(r"\d")
-_LETTER = re.compile(r"[a-zA-Z]")
+_TEXTUAL = lazyre.compile(r"[^\W\d_\x00-\x7f]|%0[AaDd]")
+_CLASSES = tuple(lazyre.compile(p) for p in (r"[a-z]", r"[A-Z]", r"\d", r"[^\w]"))
+_DIGIT = lazyre.compile(r"\d")
+_LETTER = lazyre.compile(r"[a-zA-Z]")
 
 
 def _entropy(value: str) -> float:
@@ -490,7 +461,7 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
     return _entropy(v) >= 2.8
 
 
-_BASE64_VALUE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+_BASE64_VALUE = lazyre.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
 
 
 def _random_base64(value: str) -> bool:
@@ -499,12 +470,12 @@ def _random_base64(value: str) -> bool:
     return bool(_BASE64_VALUE.fullmatch(value)) and looks_random(re.sub(r"[+/=]", "", value))
 
 
-_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
-_WORDISH = re.compile(r"[A-Z]?[a-z]{4,}")
-_HUMP = re.compile(r"[A-Z][a-z]{2,}")
-_PIECE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+|[A-Z]")
-_HEX_RUN = re.compile(r"[0-9a-f]+|[0-9A-F]+")
-_UUID_IN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_ALNUM_RUN = lazyre.compile(r"[A-Za-z0-9]+")
+_WORDISH = lazyre.compile(r"[A-Z]?[a-z]{4,}")
+_HUMP = lazyre.compile(r"[A-Z][a-z]{2,}")
+_PIECE = lazyre.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+|[A-Z]")
+_HEX_RUN = lazyre.compile(r"[0-9a-f]+|[0-9A-F]+")
+_UUID_IN = lazyre.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # a leading segment that says what a hash or an id is, not what a credential is
 _ID_PREFIXES = frozenset(
     {
@@ -623,7 +594,7 @@ def looks_random(token: str) -> bool:
     return False
 
 
-_SEPARATED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
+_SEPARATED = lazyre.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
 
 
 def _segmented_random(token: str, runs: list[str]) -> bool:
@@ -654,12 +625,12 @@ def _segmented_random(token: str, runs: list[str]) -> bool:
     return enough and upper >= 3 and lower >= 3 and _entropy(core) >= 3.8
 
 
-_PLAIN_RUN = re.compile(r"[a-z]{3,}|[A-Z][a-z]{2,}")  # a word among the pieces
+_PLAIN_RUN = lazyre.compile(r"[a-z]{3,}|[A-Z][a-z]{2,}")  # a word among the pieces
 
 
 # a hash's label right before the token: ``sha256=…`` (a wheel's RECORD), ``"integrity":
 # "sha512-…"``, ``md5: …``
-_HASH_LABEL = re.compile(
+_HASH_LABEL = lazyre.compile(
     r"(?i)(?:sha\d*|md5|hash|digest|checksum|integrity|blake2\w*|etag)[\"']?\s*[=:-]?\s*[\"']?$"
 )
 
@@ -683,7 +654,7 @@ def _in_base64_blob(text: str, start: int, end: int) -> bool:
 
 
 # a public value's name right before the token: ``"publicKey": "…"``, ``PUBLISHABLE_KEY=…``
-_PUBLIC_NAME = re.compile(r"(?i)(?:public|publishable)[\w.-]*[\"']?\s*[:=]\s*[\"']?$")
+_PUBLIC_NAME = lazyre.compile(r"(?i)(?:public|publishable)[\w.-]*[\"']?\s*[:=]\s*[\"']?$")
 
 
 def _random_token(match: re.Match[str]) -> Span | None:
@@ -706,8 +677,8 @@ def _random_token(match: re.Match[str]) -> Span | None:
     return start, end
 
 
-_EXTENSION = re.compile(r"(?:\.[A-Za-z][A-Za-z0-9]{0,4})+$")
-_DIGIT_OR_UUID = re.compile(r"\d|[a-fA-F]{8}-[a-fA-F]{4}-[a-fA-F]{4}-")
+_EXTENSION = lazyre.compile(r"(?:\.[A-Za-z][A-Za-z0-9]{0,4})+$")
+_DIGIT_OR_UUID = lazyre.compile(r"\d|[a-fA-F]{8}-[a-fA-F]{4}-[a-fA-F]{4}-")
 
 
 def _decodes_to_user_password(value: str) -> bool:
@@ -796,7 +767,7 @@ _FOREIGN_PROSE_TAIL = (
     r"|[:=\uff1a\u2013\u2014]|->|" + _CJK_COPULAS + r")|\s*[:=\uff1a]|\s*->|(?=\s))\s*"
     r"['\"`\u300c\u00ab]?" + _PROSE_VALUE
 )
-_NEXT_VALUE = re.compile(r"\s+['\"`]?([^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})")
+_NEXT_VALUE = lazyre.compile(r"\s+['\"`]?([^\s'\"`,;()=:](?:[^\s'\"`,;()&]|&(?![\w-]+=)){7,})")
 
 
 def _prose(match: re.Match[str]) -> Span | None:
@@ -853,7 +824,7 @@ def _auth_base64(match: re.Match[str]) -> Span | None:
 
 # ----------------------------------------------------------------------------- secret names
 
-_NAME_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_NAME_PART = lazyre.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_PARTS = frozenset(
     {
         "password",
@@ -990,8 +961,8 @@ def is_secret_name(name: str) -> bool:
     return any(pair in _SECRET_PAIRS for pair in zip(parts, parts[1:], strict=False))
 
 
-_IDENT = re.compile(r"[A-Za-z_]+")
-_WORD = re.compile(r"[A-Za-z]+[.,:;!?]?")
+_IDENT = lazyre.compile(r"[A-Za-z_]+")
+_WORD = lazyre.compile(r"[A-Za-z]+[.,:;!?]?")
 
 
 def _names_itself(name: str, value: str) -> bool:
@@ -1007,14 +978,14 @@ _ASSIGN_TAIL = (
     r"(?:(?:[bBrRuU]{1,2}(?=['\"]))?(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)"
     r"|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
 )
-_ASSIGN = LazyPattern(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
-_ASSIGN_GATED = LazyPattern(r"(?P<name>(?<![\w.-])" + _ASSIGN_GATE + _ASSIGN_TAIL)
-_TEMPLATE = re.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
+_ASSIGN = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
+_ASSIGN_GATED = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_GATE + _ASSIGN_TAIL)
+_TEMPLATE = lazyre.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
 
 
 # A name segment this long with a digit in it is a hash or base64 text (an integrity hash
 # whose tail ends in ``PW=``), not a variable's name.
-_HASH_SEGMENT = re.compile(r"(?:^|[_.-])(?=[A-Za-z]*\d)[A-Za-z0-9]{20,}(?:$|[_.-])")
+_HASH_SEGMENT = lazyre.compile(r"(?:^|[_.-])(?=[A-Za-z]*\d)[A-Za-z0-9]{20,}(?:$|[_.-])")
 
 
 def _assignment(match: re.Match[str]) -> Span | None:
@@ -1069,7 +1040,7 @@ def _closed_before_value(match: re.Match[str]) -> bool:
 
 # ``NEO4J_AUTH=neo4j/secret``, ``BASIC_AUTH: user:secret``: a name for a login pair
 _PAIR_LAST = frozenset({"auth", "login", "userpass", "basicauth"})
-_PAIR_VALUE = re.compile(r"[^\s:/@]{1,64}[:/](?P<secret>\S{4,})")
+_PAIR_VALUE = lazyre.compile(r"[^\s:/@]{1,64}[:/](?P<secret>\S{4,})")
 # ``routing_key``, ``integrationKey``: a key-named field holding machine-made text is a key
 _NOT_SECRET_KEYS = frozenset(
     {
@@ -1105,7 +1076,7 @@ _NOT_SECRET_KEYS = frozenset(
         "storage",
     }
 )
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]+")
+_TOKEN_CHARS = lazyre.compile(r"[A-Za-z0-9_-]+")
 
 
 def _keyish(value: str) -> bool:
@@ -1185,9 +1156,11 @@ def _secret_flag(match: re.Match[str]) -> Span | None:
 
 # what a flag's documentation shows in place of a value: ``--private-key=LOCAL_FILE_PATH``,
 # ``--private-key=/home/me/key.pfx`` (a path names the secret's file)
-_FLAG_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|~?[\w.-]*/[\w./~-]*")
+_FLAG_PLACEHOLDER = lazyre.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|~?[\w.-]*/[\w./~-]*")
 
-_HEXISH = re.compile(r"[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_HEXISH = lazyre.compile(
+    r"[0-9a-f]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
 
 
 def _command_token(match: re.Match[str]) -> Span | None:
@@ -1213,7 +1186,7 @@ def _named_value(match: re.Match[str]) -> Span | None:
 
 
 # a name in an element's attributes: <entry key="smtp.password">, <property name="password">
-_NAME_ATTRIBUTE = re.compile(r"""(?i)\b(?:name|key)\s*=\s*['"]([^'"<>\n]{1,80})['"]""")
+_NAME_ATTRIBUTE = lazyre.compile(r"""(?i)\b(?:name|key)\s*=\s*['"]([^'"<>\n]{1,80})['"]""")
 
 
 def _element_value(match: re.Match[str]) -> Span | None:
@@ -1234,7 +1207,7 @@ def _element_value(match: re.Match[str]) -> Span | None:
     return start, start + len(value)
 
 
-_TABLE_CELL = re.compile(r"[^|]+")
+_TABLE_CELL = lazyre.compile(r"[^|]+")
 
 
 def _table_column(match: re.Match[str]) -> list[Span] | None:
@@ -1262,7 +1235,7 @@ def _table_column(match: re.Match[str]) -> list[Span] | None:
     return spans or None
 
 
-_CSV_HEAD_CELL = re.compile(r"[A-Za-z][\w.-]*(?: [\w.-]+){0,2}")  # a column's name: 1-3 words
+_CSV_HEAD_CELL = lazyre.compile(r"[A-Za-z][\w.-]*(?: [\w.-]+){0,2}")  # a column's name: 1-3 words
 
 
 def _csv_column(match: re.Match[str]) -> list[Span] | None:
@@ -1304,7 +1277,7 @@ def _directive(match: re.Match[str]) -> Span | None:
 
 # ----------------------------------------------------------------------------- said aloud
 
-_VOWEL = re.compile(r"[aeiouyAEIOUY]")
+_VOWEL = lazyre.compile(r"[aeiouyAEIOUY]")
 
 
 def _spoken(match: re.Match[str]) -> Span | None:
@@ -1345,7 +1318,7 @@ _PATH_WORDS = frozenset(
     {"hook", "hooks", "webhook", "webhooks", "inputs", "catch", "key", "keys", "token", "tokens"}
     | {"secret", "secrets", "apikey"}
 )
-_VERSIONISH = re.compile(r"v?\d+(?:[.-]\d+)*|\d{1,10}")
+_VERSIONISH = lazyre.compile(r"v?\d+(?:[.-]\d+)*|\d{1,10}")
 
 
 def _path_secretish(segment: str) -> bool:
@@ -1362,7 +1335,7 @@ def _path_secretish(segment: str) -> bool:
     )
 
 
-_HEXISH_LONG = re.compile(r"[0-9a-fA-F]{16,}")
+_HEXISH_LONG = lazyre.compile(r"[0-9a-fA-F]{16,}")
 
 
 def _url_path_token(match: re.Match[str]) -> list[Span] | None:
@@ -1449,19 +1422,19 @@ def _command_password(match: re.Match[str]) -> Span | None:
 
 
 # a command that reads a password from its standard input
-_READS_PASSWORD = re.compile(
+_READS_PASSWORD = lazyre.compile(
     r"--pass(?:word|phrase)-(?:stdin|fd)\b|--with-token\b|\bsudo\b[^|\n]*?[ \t]-\w*S\b"
     r"|\b(?:ch|smb)?passwd\b|\bkinit\b|\bcryptsetup\b|-pass(?:in)?[ \t]+stdin\b"
     r"|\bsecret[ \t]+(?:create|set)\b"
 )
 # a file named for a secret (~/.vault_pass, /etc/openvpn/auth.txt, token.txt), not a list of
 # public keys or hosts
-_SECRET_FILE = re.compile(r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key)[\w.-]*$")
-_PUBLIC_FILE = re.compile(r"(?i)authorized_keys|known_hosts|\.pub$|\.crt$|\.cer$")
-_INI_SECTION = re.compile(r"\[[^\]]*\]")
+_SECRET_FILE = lazyre.compile(r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key)[\w.-]*$")
+_PUBLIC_FILE = lazyre.compile(r"(?i)authorized_keys|known_hosts|\.pub$|\.crt$|\.cer$")
+_INI_SECTION = lazyre.compile(r"\[[^\]]*\]")
 # a command that stores what it reads under a secret's name (``vercel env add DB_PASSWORD``,
 # ``wrangler secret put API_TOKEN``): an upper-case name with an underscore
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_ENV_NAME = lazyre.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def _piped_password(match: re.Match[str]) -> Span | None:
@@ -1507,18 +1480,18 @@ def _expect_send(match: re.Match[str]) -> Span | None:
 
 # ----------------------------------------------------------------------------- code
 
-_LITERAL_ARG = re.compile(r"""[bBrRuU]?(['"])([^'"\n]*)\1""")
-_KEYWORD_ARG = re.compile(r"\w+\s*[=:]")
-_HOST = re.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
+_LITERAL_ARG = lazyre.compile(r"""[bBrRuU]?(['"])([^'"\n]*)\1""")
+_KEYWORD_ARG = lazyre.compile(r"\w+\s*[=:]")
+_HOST = lazyre.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
 
 
 # a cookie named for a session or a login: PHPSESSID, connect.sid, _app_session, JSESSIONID,
 # .AspNetCore.Cookies (ASP.NET's), remember_user_token, __Host-next-auth.session-token
-_SESSION_COOKIE = re.compile(
+_SESSION_COOKIE = lazyre.compile(
     r"(?i)sess|(?<![a-z])sid(?![a-z])|auth|identity|token|remember|jwt|[cx]srf|login"
     r"|aspnetcore|aspxauth"
 )
-_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]{1,80})=(?P<value>[^;\s]*)")
+_COOKIE_PAIR = lazyre.compile(r"(?:^|;)[ \t]*(?P<name>[^=;\s]{1,80})=(?P<value>[^;\s]*)")
 
 
 def _session_cookie(match: re.Match[str]) -> list[Span] | None:
@@ -1534,7 +1507,7 @@ def _session_cookie(match: re.Match[str]) -> list[Span] | None:
     return spans or None
 
 
-_CALLEE = re.compile(r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*$")
+_CALLEE = lazyre.compile(r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*$")
 
 
 def _protocol_login(match: re.Match[str]) -> Span | None:
@@ -1672,7 +1645,7 @@ FINDERS: list[Callable[[str], list[tuple[int, int, str]]]] = []
 """Set by the engine: the secrets in a text (what ``base64_secret`` and ``urlencoded_secret``
 ask of the text they decode)."""
 
-_PRINTABLE = re.compile(r"[\x20-\x7e\t\n\r]*")
+_PRINTABLE = lazyre.compile(r"[\x20-\x7e\t\n\r]*")
 
 
 def _base64_secret(match: re.Match[str]) -> Span | None:
@@ -1685,7 +1658,7 @@ def _base64_secret(match: re.Match[str]) -> Span | None:
     return match.span() if decoded is not None and FINDERS[0](decoded) else None
 
 
-_HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
+_HEX_DIGITS = lazyre.compile(r"[0-9a-fA-F]+")
 
 
 def _hex_text(value: str) -> str | None:
@@ -1701,7 +1674,7 @@ def _hex_text(value: str) -> str | None:
 
 
 # an escape in JSON, a C-like string or HTML: \" \\ \/ \uXXXX, &quot; &amp; &#39; &#x27;
-_ESCAPE = re.compile(
+_ESCAPE = lazyre.compile(
     r"\\(?:u(?P<u>[0-9A-Fa-f]{4})|(?P<c>[\"'\\/]))"
     r"|&(?:(?P<named>quot|amp|apos|lt|gt)|#(?P<dec>\d{1,7})|#[xX](?P<hex>[0-9A-Fa-f]{1,6}));"
 )
@@ -1747,7 +1720,7 @@ def _escaped_secret(match: re.Match[str]) -> list[Span] | None:
     return spans or None
 
 
-_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})|\+")
+_PERCENT = lazyre.compile(r"%([0-9A-Fa-f]{2})|\+")
 
 
 def _percent_decoded(text: str, start: int, end: int) -> tuple[str, list[int], list[int]]:
@@ -1800,13 +1773,16 @@ _E = r"(?![\w-])"  # a token's end
 _PW = r"[^\s'\"`]"  # a password character on a command line
 
 
-def _rx(pattern: str, flags: int = 0) -> LazyPattern:
-    return LazyPattern(pattern, flags)
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A rule's regex, compiled the first time a text holds one of the rule's literals:
+    compiling all of them costs every process that scrubs one short text (a hook showing a
+    block) more than the rest of its work, and such a text needs a few."""
+    return lazyre.compile(pattern, flags)
 
 
 # a token glued to the word before it is not a token (``disk-…``, ``my_ghp_…``); after ``-`` or
 # ``.`` it may be (a file name: ``token-ghs_….json``), when the piece before it is short
-_GLUED = re.compile(r"\w|(?<=[A-Za-z0-9]{9})-")
+_GLUED = lazyre.compile(r"\w|(?<=[A-Za-z0-9]{9})-")
 
 
 def _provider(
@@ -1839,7 +1815,7 @@ def _mailgun(match: re.Match[str]) -> Span | None:
     return (start - 3 if end - start == 33 else start - 32), end
 
 
-_DISCORD_HEAD = re.compile(r"(?<![\w.-])[MNO][\w-]{23,25}")
+_DISCORD_HEAD = lazyre.compile(r"(?<![\w.-])[MNO][\w-]{23,25}")
 
 
 def _discord(match: re.Match[str]) -> Span | None:
@@ -2637,7 +2613,7 @@ PUBLIC_LITERALS = (
     ".vault.azure.net/",
 )
 """One of these occurs in every match of ``PUBLIC`` (case as written)."""
-MASKED = re.compile(r"(?:[A-Za-z0-9]*[_.-])*([xX*#\u2022])\1{5,}")
+MASKED = lazyre.compile(r"(?:[A-Za-z0-9]*[_.-])*([xX*#\u2022])\1{5,}")
 """A found value that is a mask, whatever rule found it: a run of one mask character, after a
 provider's prefix or not (``ghp_xxxx…``, ``sk_live_****…``)."""
 
@@ -2647,5 +2623,7 @@ def __getattr__(name: str) -> Any:
     (the kinds of the docstring), compiled when asked for (the filter itself compiles a rule's
     pattern only when a text needs it)."""
     if name == "SECRET_PATTERNS":
-        return tuple((rule.kind, rule.pattern.compiled) for rule in RULES)
+        return tuple(
+            (rule.kind, re.compile(rule.pattern.pattern, rule.pattern.flags)) for rule in RULES
+        )
     raise AttributeError(name)
