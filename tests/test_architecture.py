@@ -37,7 +37,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     for floor in (
         "(package) errors named",  # (package): the version; the exception root; NamedTuple, light
         "resolve resources lazyre",  # which vault this is; the package data files; lazy patterns
-        "scrub",  # the secret filter (only lazyre of gitvault; vault commits name it)
+        "scrub",  # the secret filter (only named, lazyre of gitvault; vault commits name it)
         "vault",  # the branch, git, files, the state folder, child processes
         "notes memory",  # commit → note; session text in, recall out
         "pathrecall",  # what the vault knows per project path: the index, the edit-time block

@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault.agents import sentinel, texts
 from gitvault.errors import Refused
@@ -20,6 +19,7 @@ from gitvault.fold import digest as digest_mod
 from gitvault.fold.run import FoldOptions, FoldResult
 from gitvault.memory import cites
 from gitvault.memory.fences import outbound
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault import layout, origin
 from gitvault.vault.config import VaultConfig

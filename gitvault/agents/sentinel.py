@@ -15,9 +15,9 @@ import os
 import pathlib
 import stat
 from collections.abc import Iterator, Sequence
-from typing import NamedTuple
 
 from gitvault.errors import Refused
+from gitvault.named import NamedTuple
 from gitvault.vault.files import Unsafe, atomic_write, confined
 
 BEGIN = "<!-- gitvault:begin -->"

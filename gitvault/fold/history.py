@@ -34,13 +34,13 @@ from contextlib import closing
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault.errors import GitvaultError
 from gitvault.fold import items as items_mod
 from gitvault.fold import kinds
 from gitvault.fold.items import BODY_CHARS, Item, folder_time
 from gitvault.memory import cites
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir
 from gitvault.vault.files import ready_for_sqlite

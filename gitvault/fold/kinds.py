@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple
+
+from gitvault.named import NamedTuple
 
 MAX_PAIR_FILES = 12  # a commit touching more files says little about which belong together
 MAX_FILES = 40  # bulk commits (reformatting, vendoring) are not evidence of anything

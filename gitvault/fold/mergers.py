@@ -21,7 +21,7 @@ import os
 import shlex
 import shutil
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from gitvault.errors import FoldRejected, GitvaultError
 from gitvault.fold import digest as digest_mod
@@ -29,6 +29,7 @@ from gitvault.fold import prompt
 from gitvault.fold.builtin import BuiltinMerger
 from gitvault.fold.items import Item
 from gitvault.fold.merger import MergeContext, Merger, MergerFailed, MergerUnavailable
+from gitvault.named import NamedTuple
 from gitvault.vault import processes
 from gitvault.vault.config import VaultConfig
 from gitvault.vault.locking import scratch_dir

@@ -39,10 +39,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault.fold.digest import citations
 from gitvault.fold.history import Record, View, dirs_of
+from gitvault.named import NamedTuple
 from gitvault.vault import gitcmd, layout
 from gitvault.vault.store import Vault
 

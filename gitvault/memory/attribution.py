@@ -19,9 +19,9 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault import lazyre
+from gitvault.named import NamedTuple
 from gitvault.vault import gitcmd
 
 MAX_REFLOG_BYTES = 4_000_000

@@ -53,12 +53,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault import scrub
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
 from gitvault.memory import searchtext
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
 from gitvault.vault import frontmatter, gitcmd, layout, origin, statedir

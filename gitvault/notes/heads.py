@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
 
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault import statedir
 

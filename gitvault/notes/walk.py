@@ -19,8 +19,8 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
 
+from gitvault.named import NamedTuple
 from gitvault.notes.heads import Worktree, worktrees
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout, statedir

@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault.memory.cites import cites_in
 from gitvault.memory.fences import RECALL_BEGIN, RECALL_END, outbound
+from gitvault.named import NamedTuple
 from gitvault.pathrecall import gate
 from gitvault.pathrecall.index import CommitRow, PathFacts, PathIndex, knows
 from gitvault.resolve import Location

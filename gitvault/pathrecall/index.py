@@ -53,11 +53,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
 from gitvault.memory import sections as sections_mod
+from gitvault.named import NamedTuple
 from gitvault.pathrecall import known
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets

@@ -1,6 +1,6 @@
 """The secret filter: every secret in a text is replaced by ``[REDACTED:<kind>]`` before the
 text is written to the vault, a state file or the search index, and again on text that leaves
-the vault. Below notes/ and memory/, which both use it; of gitvault it imports only
+the vault. Below notes/ and memory/, which both use it; of gitvault it imports only named and
 lazyre (its patterns compile at first use).
 
 Only the secret value is replaced: a variable name, URL scheme, user name, header name or

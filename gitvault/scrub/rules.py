@@ -288,9 +288,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from gitvault import lazyre
+from gitvault.named import NamedTuple
 
 Span = tuple[int, int]
 SpanOf = Callable[[re.Match[str]], "Span | list[Span] | None"]

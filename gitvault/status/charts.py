@@ -6,8 +6,8 @@ the memory talks about most. Plain data (the command draws it with rich); none o
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
-from typing import NamedTuple
 
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout
 

@@ -10,8 +10,9 @@ Known: GitHub, GitLab (nested groups), Bitbucket, and the Gitea family (Codeberg
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 from urllib.parse import urlsplit
+
+from gitvault.named import NamedTuple
 
 # host → (kind, how many path segments the repository takes: (least, most))
 KNOWN: dict[str, tuple[str, tuple[int, int]]] = {

@@ -24,8 +24,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
+from gitvault.named import NamedTuple
 from gitvault.sync import incoming
 from gitvault.vault import gitcmd, layout, origin
 

@@ -15,10 +15,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 from gitvault import lazyre, scrub
 from gitvault.errors import GitvaultError, UnsafeRepository
+from gitvault.named import NamedTuple
 from gitvault.vault import layout, processes
 
 # Identity used for commits on the vault branch (the user's HEAD is never touched).

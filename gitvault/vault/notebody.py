@@ -12,7 +12,8 @@ items and miner, and the search index, which sits beside notes/ and cannot impor
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+
+from gitvault.named import NamedTuple
 
 FILES_HEADING = "## Files"
 _FILES_HEADER = re.compile(r"## Files \(\d+ changed, \+\d+ -\d+\)")

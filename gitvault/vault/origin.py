@@ -27,9 +27,10 @@ import hashlib
 import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from gitvault import lazyre
+from gitvault.named import NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout, statedir
 

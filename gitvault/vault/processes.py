@@ -15,7 +15,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO
+
+from gitvault.named import NamedTuple
 
 
 class Timeout(Exception):

@@ -18,8 +18,9 @@ and logged (`gitvault status` shows it).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+from gitvault.named import NamedTuple
 from gitvault.vault import frontmatter, gitcmd, layout
 
 if TYPE_CHECKING:

@@ -26,8 +26,9 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from gitvault.named import NamedTuple
 from gitvault.vault import layout
 from gitvault.vault.launcher import ENTRY
 
