@@ -173,8 +173,9 @@ def evaluate(
     queries: list[Query],
     run: Callable[[list[str]], tuple[int, bytes, bytes, float]],
     say: Callable[[str], None] = print,
+    baseline: Baseline | None = None,
 ) -> SearchResult:
-    base = Baseline(history)
+    base = baseline or Baseline(history)
     per_kind: dict[str, dict[str, KindScore]] = {}
     rows: list[dict[str, object]] = []
     latencies: list[float] = []

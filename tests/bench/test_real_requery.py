@@ -56,3 +56,31 @@ def test_a_gold_that_was_not_shown_is_said_to_be_missing(
     history = History.load("tiny", repo.path, dict(os.environ))
     lines = explain(history, ["walker", "fanout"], [gold], [], InProcess())
     assert lines[-1] == "    gold not among the first 200 shown: Tidy the parser", lines
+
+
+def test_gits_side_is_kept_for_the_same_head_and_dropped_for_another(
+    repo: Repo, tmp_path: Path
+) -> None:
+    from bench.real.requery import load_cache, save_cache
+    from bench.real.searcheval import Baseline
+
+    first = repo.commit("Add the walker", {"walker.py": "1\n"})
+    history = History.load("tiny", repo.path, dict(os.environ))
+    base = Baseline(history)
+    assert base.answer(["walker"]).ranked == [first]
+    assert history.is_ancestor(first, first)
+    cache = tmp_path / "cache.json"
+    save_cache(cache, history, base)
+
+    again = History.load("tiny", repo.path, dict(os.environ))
+    fresh = Baseline(again)
+    load_cache(cache, again, fresh)
+    assert fresh._cache == {("walker",): [first]}
+    assert again._ancestry == {(first, first): True}
+
+    repo.commit("Add the walker's fanout", {"walker.py": "2\n"})  # HEAD moved: git's answers
+    moved = History.load("tiny", repo.path, dict(os.environ))  # may differ, none is reused
+    stale = Baseline(moved)
+    load_cache(cache, moved, stale)
+    assert stale._cache == {} and moved._ancestry == {}
+    assert len(stale.answer(["walker"]).ranked) == 2
