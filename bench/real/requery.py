@@ -224,13 +224,16 @@ def main(argv: list[str] | None = None) -> int:
     table = result.as_json()["kinds"]
     assert isinstance(table, dict)
     print(f"{name}: {len(every)} queries, load {before:.2f} → {after:.2f}")
-    print(f"{'kind':<22} {'n':>3}  {'gv hit@3':>8} {'gv MRR':>6}  {'git hit@3':>9} {'git MRR':>7}")
+    print(
+        f"{'kind':<22} {'n':>3}  {'gv hit@3':>8} {'gv MRR':>6}  {'git hit@3':>9} {'git MRR':>7}"
+        f"  {'gv named@3':>10}"
+    )
     for kind, scores in table.items():
         mine, theirs = scores["gitvault"], scores["baseline"]
         errors = f"  ({mine['errors']} refused)" if mine["errors"] else ""
         print(
             f"{kind:<22} {mine['n']:>3}  {mine['hit3']:>8.2f} {mine['mrr']:>6.2f}  "
-            f"{theirs['hit3']:>9.2f} {theirs['mrr']:>7.2f}{errors}"
+            f"{theirs['hit3']:>9.2f} {theirs['mrr']:>7.2f}  {mine['named3']:>10.2f}{errors}"
         )
     cpu = runner.cpu
     if cpu:
