@@ -11,6 +11,9 @@ REPO: the replayed clone (the sandbox's `repo-<name>`). Its sandbox's private HO
 config are used when REPO sits in one (`<sandbox>/repo-<name>`, or `<root>/repo` beside a
 `gitconfig`). Prints hit@3 and MRR@10 per kind for gitvault and for the baseline, the CPU
 seconds of the queries (median and total, in this process: no start-up), and the load average.
+Git's side of the score (the baseline's answers, which commits a merge brought in) does not
+change with gitvault's ranking: it is kept in `<sandbox>/requery-cache.json` (per HEAD) and read
+back by the next run, so a re-score costs only gitvault's queries (`--no-cache`: recompute).
 `--show KIND` lists each query of that kind with its rank; `--why KIND`, for each query of that
 kind gitvault does not answer in its first 3, what ranked above the gold (score, the query's
 terms each result holds, the matching passage), where the gold stood among the first 200 and
@@ -37,7 +40,7 @@ if __package__ in (None, ""):  # run as a script
 from bench.real import queries as queries_mod  # noqa: E402
 from bench.real.history import History  # noqa: E402
 from bench.real.sandbox import isolated_env, load_average  # noqa: E402
-from bench.real.searcheval import evaluate, result_sha  # noqa: E402
+from bench.real.searcheval import Baseline, evaluate, result_sha  # noqa: E402
 from gitvault.commands import search_fast  # noqa: E402
 from gitvault.memory import search  # noqa: E402
 from gitvault.resolve import resolve  # noqa: E402
@@ -124,6 +127,32 @@ def explain(
     return lines
 
 
+CACHE_NAME = "requery-cache.json"
+
+
+def load_cache(path: Path, history: History, base: Baseline) -> None:
+    """Git's answers a previous run kept for this HEAD, into the history and the baseline."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(data, dict) or data.get("head") != history.commits[0].sha:
+        return
+    for older, newer, known in data.get("ancestry", []):
+        history._ancestry[(older, newer)] = bool(known)
+    for words, found in data.get("baseline", []):
+        base._cache[tuple(words)] = list(found)
+
+
+def save_cache(path: Path, history: History, base: Baseline) -> None:
+    data = {
+        "head": history.commits[0].sha,
+        "ancestry": [[o, n, k] for (o, n), k in history._ancestry.items()],
+        "baseline": [[list(words), found] for words, found in base._cache.items()],
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
 def rebuild() -> None:
     """One rebuild of the search index of the repository in the current directory, measured:
     this process's CPU, git's (the children it waited for), wall time, size, peak RSS."""
@@ -156,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show", action="append", default=[], help="list this kind's queries")
     p.add_argument("--why", action="append", default=[], help="explain this kind's misses")
     p.add_argument("--json", type=Path, help="write every kind's scores here")
+    p.add_argument("--no-cache", action="store_true", help="recompute git's side, keep nothing")
     p.add_argument("--rebuild", type=int, nargs="?", const=1, default=0, metavar="N")
     args = p.parse_args(argv)
     held = [k for k in args.show + args.why if "held-out" in k]
@@ -181,22 +211,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.kind:
         every = [q for q in every if q.kind in args.kind]
     every = [q for q in every if q.kind not in args.skip]
+    baseline = Baseline(history)
+    cache = repo.parent / CACHE_NAME
+    if not args.no_cache:
+        load_cache(cache, history, baseline)
     runner = InProcess()
     runner(["search", "--json", "warm", "up"])  # the index is caught up before timing
     runner.cpu.clear()
     before = load_average()
-    result = evaluate(history, every, runner, say=lambda _: None)
+    result = evaluate(history, every, runner, say=lambda _: None, baseline=baseline)
     after = load_average()
     table = result.as_json()["kinds"]
     assert isinstance(table, dict)
     print(f"{name}: {len(every)} queries, load {before:.2f} → {after:.2f}")
-    print(f"{'kind':<22} {'n':>3}  {'gv hit@3':>8} {'gv MRR':>6}  {'git hit@3':>9} {'git MRR':>7}")
+    print(
+        f"{'kind':<22} {'n':>3}  {'gv hit@3':>8} {'gv MRR':>6}  {'git hit@3':>9} {'git MRR':>7}"
+        f"  {'gv named@3':>10}"
+    )
     for kind, scores in table.items():
         mine, theirs = scores["gitvault"], scores["baseline"]
         errors = f"  ({mine['errors']} refused)" if mine["errors"] else ""
         print(
             f"{kind:<22} {mine['n']:>3}  {mine['hit3']:>8.2f} {mine['mrr']:>6.2f}  "
-            f"{theirs['hit3']:>9.2f} {theirs['mrr']:>7.2f}{errors}"
+            f"{theirs['hit3']:>9.2f} {theirs['mrr']:>7.2f}  {mine['named3']:>10.2f}{errors}"
         )
     cpu = runner.cpu
     if cpu:
@@ -219,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(explain(history, words, gold, base, runner)))
     if args.json:
         args.json.write_text(json.dumps(result.as_json(), indent=1), encoding="utf-8")
+    if not args.no_cache:
+        save_cache(cache, history, baseline)
     return 0
 
 

@@ -9,6 +9,11 @@ then by recency (git log's order). A single-word query is plain `git log -i -F -
 A query scores at the rank of the first result that is a gold commit, or a merge commit that
 brought a gold commit in (reachable from the merge, not from its first parent); such hits are
 counted apart. hit@3: that rank is 1–3; MRR: the mean of 1/rank over the first 10 results.
+
+Beside it, for gitvault only, named@3: a gold commit is one of the first 3 results or is named
+in one (gitvault folds a pull request's commits into one result, headed by its merge when the
+merge matched, else by its best commit: a gold commit folded under a sibling is shown, by its
+citation, but not at the head). A diagnostic: hit@3 stays the score.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ class Answer:
     ranked: list[str | None]  # full SHAs of the results in order (None: not a commit)
     error: str = ""  # the CLI refused the query or failed
     seconds: float = 0.0
+    folded: list[list[str]] = field(default_factory=list)  # each result's related commits
 
 
 @dataclass
@@ -46,11 +52,13 @@ class KindScore:
     hits3: int = 0
     rr: float = 0.0
     via_merge: int = 0
+    named3: int = 0  # gitvault: a gold commit heads or is folded into one of the first 3
     errors: int = 0
     error_examples: list[str] = field(default_factory=list)
 
-    def add(self, s: Scored, error: str = "") -> None:
+    def add(self, s: Scored, error: str = "", named: bool = False) -> None:
         self.n += 1
+        self.named3 += named or (s.rank is not None and s.rank <= 3)
         if s.rank is not None:
             self.rr += 1 / s.rank
             self.hits3 += s.rank <= 3
@@ -66,6 +74,7 @@ class KindScore:
             "hit3": self.hits3 / self.n if self.n else None,
             "mrr": self.rr / self.n if self.n else None,
             "hits_via_merge": self.via_merge,
+            "named3": self.named3 / self.n if self.n else None,
             "errors": self.errors,
             "error_examples": self.error_examples,
         }
@@ -97,9 +106,19 @@ def gitvault_answer(
         first = out.decode("utf-8", "replace").strip().splitlines()[:1]
         return Answer([], f"no JSON answer: {first[0] if first else '(empty)'}"[:200], seconds)
     ranked: list[str | None] = []
+    folded: list[list[str]] = []
     for result in data.get("data", {}).get("results", []):
         ranked.append(result_sha(history, result))
-    return Answer(ranked, "", seconds)
+        related = [r.get("id") for r in result.get("related", []) if isinstance(r, dict)]
+        shas = (history.resolve(i[2:]) for i in related if isinstance(i, str) and i[:2] == "c:")
+        folded.append([sha for sha in shas if sha])
+    return Answer(ranked, "", seconds, folded)
+
+
+def named(answer: Answer, gold: Sequence[str], top: int = 3) -> bool:
+    """Whether a gold commit heads one of the first `top` results or is folded into one."""
+    shown = [*answer.ranked[:top], *(s for f in answer.folded[:top] for s in f)]
+    return any(sha in gold for sha in shown if sha)
 
 
 def result_sha(history: History, result: dict[str, object]) -> str | None:
@@ -173,8 +192,9 @@ def evaluate(
     queries: list[Query],
     run: Callable[[list[str]], tuple[int, bytes, bytes, float]],
     say: Callable[[str], None] = print,
+    baseline: Baseline | None = None,
 ) -> SearchResult:
-    base = Baseline(history)
+    base = baseline or Baseline(history)
     per_kind: dict[str, dict[str, KindScore]] = {}
     rows: list[dict[str, object]] = []
     latencies: list[float] = []
@@ -187,13 +207,14 @@ def evaluate(
         s_mine = score(history, mine.ranked, q.gold)
         s_base = score(history, theirs.ranked, q.gold)
         scores = per_kind.setdefault(q.kind, {"gitvault": KindScore(), "baseline": KindScore()})
-        scores["gitvault"].add(s_mine, mine.error)
+        scores["gitvault"].add(s_mine, mine.error, named(mine, q.gold))
         scores["baseline"].add(s_base)
         rows.append(
             {
                 **q.as_json(),
                 "gitvault_rank": s_mine.rank,
                 "gitvault_via_merge": s_mine.via_merge,
+                "gitvault_named3": named(mine, q.gold),
                 "gitvault_error": mine.error,
                 "gitvault_top": [s[:10] if s else None for s in mine.ranked[:3]],
                 "baseline_rank": s_base.rank,

@@ -35,9 +35,12 @@ them, `git log --grep` ranked by words matched for 1.00). A result holding fewer
 terms is marked partial, with the words it holds; one holding less than SHOW_SHARE of what the
 best result holds is not shown. A raw score cannot be the
 threshold: weights depend on the vault's size. A pull request's merge and the commits it brought
-in are one result, the merge first when it matched, naming the others; so is one branch merged
-into several lines. A merge's subject names a branch, not what changed: its words weigh as a
-body's.
+in are one result when the merge matched, the merge first, naming the others; when it did not,
+each commit stands on its own (folded under the best of them, a commit holding the same words
+as a sibling was hidden: on git/git, 3 of 80 body and identifier queries). One branch merged
+into several lines is one result. A merge's subject names a branch, not what changed: its
+words weigh as a body's. A name asked for (`test_testing_logging.py`) is also asked for by its
+words; a document holding the name whole holds those words too, counted as prose.
 """
 
 from __future__ import annotations
@@ -942,7 +945,21 @@ class _Query:
             files = self._rowids("words", f"files : ({forms})")
             weight, files_weight = self._idf(len(prose)), self._idf(len(files))
             out.append(_Term(term.text, prose | files, title, prose, weight, files_weight))
-        return out
+        # A document holding a name whole holds the name's words where the name stands (in
+        # its message, or a path it touched): they count for it as prose, never at the
+        # discount of a word met only in a path, so a note that merely says `testing` does
+        # not outrank the one that touched `test_testing_logging.py`.
+        whole: dict[str, frozenset[int]] = {}
+        for term, found in zip(self.asked, out, strict=True):
+            if term.is_name:
+                for part in term.parts:
+                    whole[part] = whole.get(part, frozenset()) | found.docs
+        return [
+            t._replace(docs=t.docs | whole[t.text], prose=t.prose | whole[t.text])
+            if not term.is_name and t.text in whole
+            else t
+            for term, t in zip(self.asked, out, strict=True)
+        ]
 
     def _allowed(self) -> set[int] | None:
         if self.kind is None and self.since is None:
@@ -1001,16 +1018,18 @@ class _Query:
         ranked = sorted(docs.values(), key=lambda d: (-score(d), -d.time, d.id))
         groups: dict[int, list[_Doc]] = {}
         twins: dict[int, int] = {}  # a subject's hash → the group its first copy went to
-        # One result per pull request (its merge and commits), per branch merged into several
-        # lines, and per change copied under the same subject (cherry-picks to a stable
-        # branch, a squash beside its commits). A merge's group first, so the commits it
-        # brought in follow it wherever its branch's other merges went.
+        # One result per pull request whose merge matched (its merge and commits), per branch
+        # merged into several lines, and per change copied under the same subject
+        # (cherry-picks to a stable branch, a squash beside its commits). A merge's group
+        # first, so the commits it brought in follow it wherever its branch's other merges
+        # went. A commit whose merge did not match stands alone: under its best sibling, the
+        # commit asked for was hidden whenever a sibling held the same words.
         merged = {
             d.id: twins.setdefault(d.twin, d.id) for d in ranked if d.merge and d.twin is not None
         }
         for doc in ranked:
             group = merged.get(doc.id, doc.id)
-            if doc.grp is not None:
+            if doc.grp is not None and doc.grp in docs:
                 group = merged.get(doc.grp, doc.grp)
             if doc.twin is not None and not doc.merge:
                 group = twins.setdefault(doc.twin, group)

@@ -185,10 +185,15 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
     text = assemble(body, len(file_lines))
     if len(text.encode()) <= NOTE_MAX_BYTES:
         return text
-    # Over budget: give the message up to ~half of what is left, then fit as many files as fit.
+    # Over budget: the message gets the room the file list does not need, and at least half
+    # of it when the list needs more (a long message beside a short list was cut at half, the
+    # rest of the budget left empty: its later words were never searchable); then as many
+    # files as fit.
     fixed = len(assemble("", 0).encode())
     room = NOTE_MAX_BYTES - fixed - 120
-    body_cut = _fit(body, max(0, room // 2 if file_lines else room), "message")
+    listed = len(files_header.encode()) + sum(len(ln.encode()) + 1 for ln in file_lines)
+    listed = listed if file_lines else 0
+    body_cut = _fit(body, max(0, room // 2, room - listed), "message")
     shown = len(file_lines)
     while shown > 0 and len(assemble(body_cut, shown).encode()) > NOTE_MAX_BYTES:
         shown -= 1

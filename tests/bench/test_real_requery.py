@@ -56,3 +56,55 @@ def test_a_gold_that_was_not_shown_is_said_to_be_missing(
     history = History.load("tiny", repo.path, dict(os.environ))
     lines = explain(history, ["walker", "fanout"], [gold], [], InProcess())
     assert lines[-1] == "    gold not among the first 200 shown: Tidy the parser", lines
+
+
+def test_gits_side_is_kept_for_the_same_head_and_dropped_for_another(
+    repo: Repo, tmp_path: Path
+) -> None:
+    from bench.real.requery import load_cache, save_cache
+    from bench.real.searcheval import Baseline
+
+    first = repo.commit("Add the walker", {"walker.py": "1\n"})
+    history = History.load("tiny", repo.path, dict(os.environ))
+    base = Baseline(history)
+    assert base.answer(["walker"]).ranked == [first]
+    assert history.is_ancestor(first, first)
+    cache = tmp_path / "cache.json"
+    save_cache(cache, history, base)
+
+    again = History.load("tiny", repo.path, dict(os.environ))
+    fresh = Baseline(again)
+    load_cache(cache, again, fresh)
+    assert fresh._cache == {("walker",): [first]}
+    assert again._ancestry == {(first, first): True}
+
+    repo.commit("Add the walker's fanout", {"walker.py": "2\n"})  # HEAD moved: git's answers
+    moved = History.load("tiny", repo.path, dict(os.environ))  # may differ, none is reused
+    stale = Baseline(moved)
+    load_cache(cache, moved, stale)
+    assert stale._cache == {} and moved._ancestry == {}
+    assert len(stale.answer(["walker"]).ranked) == 2
+
+
+def test_a_gold_commit_folded_under_its_copy_is_named_not_hit(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.real.queries import Query
+    from bench.real.searcheval import evaluate
+
+    repo.commit("Start", {"base.txt": "0\n"})
+    main = repo.git("rev-parse", "--abbrev-ref", "HEAD")
+    repo.git("checkout", "-q", "-b", "stable")
+    gold = repo.commit("Teach the walker a fanout", {"walker.py": "1\n"})
+    repo.git("checkout", "-q", main)
+    repo.run("cherry-pick", gold)  # the same change again, under the same subject
+    copy = repo.head()
+    monkeypatch.chdir(repo.path)
+    history = History.load("tiny", repo.path, dict(os.environ))
+    queries = [Query("body", ["walker", "fanout"], [g], g) for g in (gold, copy)]
+    result = evaluate(history, queries, InProcess(), say=lambda _: None)
+    # One result for both copies, headed by the newer: the older is named in it, not hit.
+    ranks = [(row["gitvault_rank"], row["gitvault_named3"]) for row in result.queries]
+    assert ranks == [(None, True), (1, True)], result.queries
+    mine = result.per_kind["body"]["gitvault"]
+    assert (mine.hits3, mine.named3) == (1, 2)

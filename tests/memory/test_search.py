@@ -15,7 +15,7 @@ from gitvault.memory import search
 from gitvault.resolve import resolve
 from gitvault.vault import layout, statedir
 from tests.support.memory import cli_in, cli_sub, session_text
-from tests.support.repos import Repo, git
+from tests.support.repos import Repo, fast_history, git
 
 
 def _index(repo: Repo) -> search.Index:
@@ -493,3 +493,40 @@ def test_a_merge_subject_names_a_branch_not_what_changed(repo: Repo) -> None:
     repo.commit("Unrelated work")
     repo.run("merge", "-q", "--no-ff", "--no-edit", "parser-cache")
     assert _ids(cli_in(repo, "search", "parser", "cache", "--json"))[0] == f"c:{said[:7]}"
+
+
+def test_commits_of_a_merge_that_did_not_match_each_stand_on_their_own(repo: Repo) -> None:
+    # Folded under the best of them, the commit asked for was hidden whenever a sibling held
+    # the same words (git/git: 3 of 80 body and identifier queries); the merge, which would
+    # name them all, said none of the words.
+    main = repo.git("rev-parse", "--abbrev-ref", "HEAD")
+    repo.commit("Start", {"base.txt": "0\n"})
+    repo.git("checkout", "-q", "-b", "topic")
+    first = repo.commit("Teach the walker a fanout", {"walker.py": "1\n"})
+    second = repo.commit("Document the walker fanout", {"walker.md": "1\n"})
+    repo.git("checkout", "-q", main)
+    repo.run("merge", "-q", "--no-ff", "-m", "Merge branch 'topic'", "topic")
+    merge = repo.head()
+    results = cli_in(repo, "search", "walker", "fanout", "--json").json("search")["results"]
+    assert {r["id"] for r in results} == {f"c:{first[:7]}", f"c:{second[:7]}"}, results
+    assert all(r["related"] == [] for r in results), results
+    # A merge that matched still heads its pull request, its commits named under it.
+    results = cli_in(repo, "search", "topic", "walker", "--json").json("search")["results"]
+    assert results[0]["id"] == f"c:{merge[:7]}"
+    assert {r["id"] for r in results[0]["related"]} == {f"c:{first[:7]}", f"c:{second[:7]}"}
+
+
+def test_a_note_holding_a_name_whole_outranks_notes_saying_its_words(repo: Repo) -> None:
+    # The query's name is asked for by its words too (test, testing, logging, py). Three notes
+    # say those words in their subjects; the one that touched the file held them only in its
+    # path, at a path's discount, and ranked below them (click: the file kind's one miss).
+    repo.commit("Start", {"base.txt": "0\n"})
+    main = repo.git("rev-parse", "--abbrev-ref", "HEAD")
+    fast_history(repo, main, 60, prefix="filler")
+    repo.git("reset", "-q", "--hard", main)
+    touched = repo.commit("Stop closing the buffer", {"tests/test_testing_logging.py": "1\n"})
+    for i in range(3):
+        repo.commit(f"Update testing.py for logging ({i})", {f"src/testing{i}.py": "x\n"})
+    assert cli_in(repo, "backfill").code == 0
+    results = cli_in(repo, "search", "test_testing_logging.py", "--json").json("search")["results"]
+    assert results[0]["id"] == f"c:{touched[:7]}", [r["title"] for r in results]

@@ -240,6 +240,34 @@ def test_huge_message_and_file_list_are_cut_visibly(repo: Repo) -> None:
     assert "# Huge change" in text
 
 
+def test_a_long_message_beside_a_short_file_list_keeps_the_room_the_list_leaves(
+    repo: Repo,
+) -> None:
+    # git/git's long messages were cut at half the budget beside a one-file list, the rest of
+    # the 2 KB left empty: the words of their later paragraphs were never searchable.
+    paragraphs = [f"Paragraph {i} explains part {i} of the reasoning at length." for i in range(80)]
+    sha = repo.commit("Long explanation\n\n" + "\n\n".join(paragraphs), files={"one.c": "x\n"})
+    text = repo.note(sha)
+    assert text is not None
+    validate_note(text)
+    assert "[… message cut:" in text
+    assert len(text.encode()) > notes.NOTE_MAX_BYTES - 200, "the budget is used, not left empty"
+    kept = [p for p in paragraphs if p in text]
+    assert len(kept) >= 18, f"only {len(kept)} paragraphs kept"
+    assert "- one.c (+1 -0)" in text, "the file list is still whole"
+
+
+def test_a_long_file_list_still_leaves_the_message_half_the_room(repo: Repo) -> None:
+    files = {f"pkg/module_{i:04d}.py": f"v = {i}\n" for i in range(400)}
+    paragraphs = [f"Paragraph {i} explains part {i} of the reasoning at length." for i in range(80)]
+    sha = repo.commit("Wide change\n\n" + "\n\n".join(paragraphs), files=files)
+    text = repo.note(sha)
+    assert text is not None
+    kept = [p for p in paragraphs if p in text]
+    assert len(kept) >= 8, f"only {len(kept)} paragraphs kept"
+    assert "more files]" in text
+
+
 def test_long_subject_is_capped(repo: Repo) -> None:
     sha = repo.commit("S" * 5000)
     text = repo.note(sha)
