@@ -488,13 +488,19 @@ class View:
         self._learned: dict[str, str] = {}
         self._on_head: tuple[str, set[str]] | None = None
         self._on_head_new = False
+        self._release = _release_memo(meta.get("release", ""))
+        self._release_new = False
 
     def close(self) -> None:
         """Close the connection; what was learned meanwhile is kept for the next reader."""
         self._conn.close()
-        if self._owner is not None and (self._learned or self._on_head_new):
-            self._owner.remember(self._learned, self._on_head if self._on_head_new else None)
-            self._learned, self._on_head_new = {}, False
+        if self._owner is not None and (self._learned or self._on_head_new or self._release_new):
+            self._owner.remember(
+                self._learned,
+                self._on_head if self._on_head_new else None,
+                self._release if self._release_new else None,
+            )
+            self._learned, self._on_head_new, self._release_new = {}, False, False
 
     # ------------------------------------------------------------ what git said before
     # Facts about project commits that do not change (a commit's patch-id) or that hold as
@@ -527,6 +533,13 @@ class View:
             self._on_head = (head, set())
         self._on_head[1].update(shas)
         self._on_head_new = True
+
+    def release(self) -> ReleaseMemo | None:
+        """Where a release's commit met HEAD, as a fold last found it (see ReleaseMemo)."""
+        return self._release
+
+    def learn_release(self, memo: ReleaseMemo) -> None:
+        self._release, self._release_new = memo, True
 
     def __enter__(self) -> View:
         return self
@@ -671,6 +684,28 @@ class View:
         return out
 
 
+class ReleaseMemo(NamedTuple):
+    """What git said of the latest release at one HEAD: where the release's commit meets HEAD
+    (`git merge-base`) and how many non-merge commits HEAD has since. Kept while HEAD only moves
+    forward, so a fold after a few commits asks git about those commits only (on git/git the
+    two questions cost ~0.6 s of a 1 s incremental fold)."""
+
+    commit: str  # the release's tagged commit
+    head: str
+    base: str
+    since: int
+
+    def dump(self) -> str:
+        return f"{self.commit} {self.head} {self.base} {self.since}"
+
+
+def _release_memo(raw: str) -> ReleaseMemo | None:
+    parts = raw.split()
+    if len(parts) != 4 or not parts[3].isdigit():
+        return None
+    return ReleaseMemo(parts[0], parts[1], parts[2], int(parts[3]))
+
+
 # --------------------------------------------------------------------------- the cache
 
 
@@ -747,9 +782,15 @@ class History:
         except (sqlite3.DatabaseError, KeyError) as exc:
             raise HistoryError(f"cannot read the mined history: {exc}") from exc
 
-    def remember(self, patch_ids: Mapping[str, str], on_head: tuple[str, set[str]] | None) -> None:
-        """Keep what git said during a read (View): patch-ids, and the commits found on HEAD's
-        history (they replace those of an earlier HEAD). Best effort: a cache."""
+    def remember(
+        self,
+        patch_ids: Mapping[str, str],
+        on_head: tuple[str, set[str]] | None,
+        release: ReleaseMemo | None = None,
+    ) -> None:
+        """Keep what git said during a read (View): patch-ids, the commits found on HEAD's
+        history (they replace those of an earlier HEAD), where the latest release meets HEAD.
+        Best effort: a cache."""
         lock = statedir.path(self.loc, statedir.MINED_LOCK)
         try:
             with file_lock(lock, block=True, timeout=5.0) as got:
@@ -770,6 +811,10 @@ class History:
                             "INSERT OR IGNORE INTO on_head VALUES (?)", [(s,) for s in shas]
                         )
                         conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
+                    if release is not None:
+                        conn.execute(
+                            "INSERT OR REPLACE INTO meta VALUES ('release', ?)", (release.dump(),)
+                        )
                     conn.execute("COMMIT")
         except (sqlite3.DatabaseError, OSError):
             pass  # what is not remembered is asked again next time
