@@ -54,6 +54,7 @@ DAY = 86_400
 LOCK_TIMEOUT = 120.0
 READ_CHUNK = 4000  # note blobs per `git cat-file --batch`
 PAGE = 200  # rows per query when walking counted commits newest first
+COUNT_KEYS = 50_000  # distinct counts and paths a rebuild sums in memory before SQLite adds them
 _KEYS = frozenset({"kind", "sha", "parents", "replaces", "branch", "worktree", "committed"})
 _NEWEST = "ORDER BY when_ DESC, depth DESC, sha DESC"
 _OLDEST = "ORDER BY when_, depth, sha"
@@ -918,6 +919,7 @@ class History:
                 if scope.keeps(entry.path):
                     kept[entry.path] = entry.oid
         notes = _read_notes(self.cwd, _within_horizon(kept, settings))
+        del kept  # the reader holds what it reads, and lets go of it once every note is read
         tmp = self.path.with_name(f".{statedir.MINED}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         try:
@@ -1118,6 +1120,9 @@ def _fill(
         ((r, b.id) for b in record for r in b.replaces),
     )
     del briefs, record, winners
+    # The counts are summed by SQLite: a Counter of a whole history's keys (every pair of
+    # files changed together) was most of a first fold's memory. Only COUNT_KEYS distinct
+    # keys wait in memory at a time, and each flush adds them to what the table holds.
     counts: Counter[tuple[str, str, str]] = Counter()
     files: list[tuple[int, str]] = []
     ever: set[str] = set()
@@ -1133,10 +1138,25 @@ def _fill(
             if len(files) >= READ_CHUNK:
                 conn.executemany("INSERT INTO files VALUES (?, ?)", files)
                 files.clear()
+        if len(counts) + len(ever) >= COUNT_KEYS:
+            _add_counts(conn, counts, ever)
     conn.executemany("INSERT INTO files VALUES (?, ?)", files)
-    conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)", [(*k, n) for k, n in counts.items()])
-    conn.executemany("INSERT INTO ever VALUES (?)", [(p,) for p in sorted(ever)])
+    _add_counts(conn, counts, ever)
     return newest, cutoff
+
+
+def _add_counts(
+    conn: sqlite3.Connection, counts: Counter[tuple[str, str, str]], ever: set[str]
+) -> None:
+    """Add what a rebuild counted so far to the tables, and forget it."""
+    conn.executemany(
+        "INSERT INTO counts VALUES (?, ?, ?, ?) ON CONFLICT (kind, a, b)"
+        " DO UPDATE SET n = n + excluded.n",
+        [(*k, n) for k, n in counts.items()],
+    )
+    conn.executemany("INSERT OR IGNORE INTO ever VALUES (?)", [(p,) for p in ever])
+    counts.clear()
+    ever.clear()
 
 
 def _depths(notes: Iterable[_Brief | Note]) -> dict[str, int]:
