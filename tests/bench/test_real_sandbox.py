@@ -31,7 +31,10 @@ def test_a_small_child_of_a_large_harness_is_measured_small(tmp_path: Path) -> N
 def test_the_child_gets_its_input_and_its_output_exit_code_and_time_come_back(
     tmp_path: Path,
 ) -> None:
-    script = 'read line; echo "got $line"; echo oops >&2; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3'
+    script = (
+        'read line; echo "got $line"; echo oops >&2;'
+        " i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3"
+    )
     got = measured(["sh", "-c", script], tmp_path, dict(os.environ), input=b"hello\n")
     assert (got.returncode, got.stdout, got.stderr) == (3, b"got hello\n", b"oops\n")
     assert got.cpu > 0 and got.wall >= got.cpu / 2  # the loop's CPU is the child's, not 0
