@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,43 +36,19 @@ class Run:
     err: bytes
 
 
-# The command is started by this small probe, not by the bench: on exec, Linux keeps the
-# high-water RSS of the process that forked it (ru_maxrss would read the bench's own size), so
-# the probe (a bare interpreter, ~10 MB) forks, execs the command and reports wait4's rusage.
-_PROBE = """
-import json, os, sys, time
-start = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    os.execvp(sys.argv[2], sys.argv[2:])
-_, status, ru = os.wait4(pid, 0)
-wall = time.perf_counter() - start
-with open(sys.argv[1], "w") as f:
-    json.dump([wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status)], f)
-"""
-
-
 def run_measured(
     args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b""
 ) -> Run:
-    """`args` as a process of its own (forked by the probe), with its own rusage; `stdin` on
-    its standard input."""
-    import json
+    """`args` as a process of its own, with its own rusage (bench/real/sandbox.measured: started
+    by a small probe, so the bench's own size is never in the figure); `stdin` on its standard
+    input."""
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:
+        sys.path.insert(0, root)  # bench.real, the one home of the probe
+    from bench.real.sandbox import measured
 
-    with tempfile.TemporaryDirectory() as scratch:
-        report = Path(scratch) / "rusage.json"
-        proc = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", _PROBE, str(report), *args],
-            cwd=cwd,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            check=False,
-        )
-        if not report.exists():
-            raise RuntimeError(f"the probe failed: {proc.stderr.decode()[-400:]}")
-        wall, cpu, rss_kib, code = json.loads(report.read_text())
-        return Run(wall, cpu, rss_kib / 1024, code, proc.stdout, proc.stderr)  # KiB on Linux
+    got = measured(args, cwd, os.environ if env is None else env, input=stdin)
+    return Run(got.wall, got.cpu, got.max_rss / 2**20, got.returncode, got.stdout, got.stderr)
 
 
 def gitvault_env() -> dict[str, str]:

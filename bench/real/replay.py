@@ -12,7 +12,8 @@
     20 × git commit              through the installed hooks, drained
     gitvault fold --merger builtin --json   (incremental)             → time, peak RSS
 
-Each measured child is measured alone (wall, CPU, peak RSS from wait4); the load average is
+Each measured child is measured alone (wall, CPU, peak RSS from wait4, started by a small
+probe: bench/real/sandbox.measured); the load average is
 sampled around every phase.
 """
 

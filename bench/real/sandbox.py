@@ -1,12 +1,15 @@
 """An isolated place to replay histories: a private HOME and global git config, git without
 the caller's GIT_*/GITVAULT_* variables, and child processes measured one by one (wall time,
-CPU and the peak RSS of that child and the processes it waited for, from wait4)."""
+CPU and the peak RSS of that child and the processes it waited for, from wait4, each started
+by a small probe so that no figure holds the harness's own size)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -136,39 +139,57 @@ class Measured:
         return self
 
 
+# Every measured command is started by this probe, a bare interpreter (~10 MB), never by the
+# harness itself: on exec, Linux keeps the high-water RSS of the memory the new program
+# replaces, and a child the harness starts (vfork or fork) replaces the harness's own, so its
+# ru_maxrss could never read below the harness's size (a replay of git/git grows to ~400 MB:
+# `/bin/true` reported as much). The probe forks, execs the command and writes what wait4 said.
+PROBE = """
+import json, os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+with open(sys.argv[1], "w") as f:
+    json.dump([wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status)], f)
+"""
+
+
 def measured(
     argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, input: bytes | None = None
 ) -> Measured:
     """Run one child and measure it alone: wait4 reports that child's own rusage (peak RSS of
     it and its waited-for descendants), unlike RUSAGE_CHILDREN, whose maximum spans every
-    child this process ever had."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            list(argv),
+    child this process ever had; started by PROBE, so the figure is the child's, not the
+    harness's."""
+    with tempfile.TemporaryDirectory(prefix="gitvault-probe-") as scratch:
+        report = Path(scratch) / "rusage.json"
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", PROBE, str(report), *argv],
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
         )
-        if input is not None and proc.stdin is not None:
-            proc.stdin.write(input)
-            proc.stdin.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return Measured(
-            list(argv),
-            proc.returncode,
-            out.read(),
-            err.read(),
-            wall,
-            usage.ru_utime + usage.ru_stime,
-            usage.ru_maxrss * 1024,  # Linux reports kilobytes
-        )
+        if not report.exists():
+            raise RuntimeError(f"the probe could not run {argv[0]}: {proc.stderr[-400:]!r}")
+        wall, cpu, rss_kib, code = json.loads(report.read_text(encoding="utf-8"))
+    return Measured(
+        list(argv),
+        int(code),
+        proc.stdout,
+        proc.stderr,
+        float(wall),
+        float(cpu),
+        int(rss_kib) * 1024,  # Linux reports kilobytes
+    )
 
 
 def load_average() -> float:

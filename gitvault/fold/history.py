@@ -54,6 +54,7 @@ DAY = 86_400
 LOCK_TIMEOUT = 120.0
 READ_CHUNK = 4000  # note blobs per `git cat-file --batch`
 PAGE = 200  # rows per query when walking counted commits newest first
+COUNT_KEYS = 50_000  # distinct counts and paths a rebuild sums in memory before SQLite adds them
 _KEYS = frozenset({"kind", "sha", "parents", "replaces", "branch", "worktree", "committed"})
 _NEWEST = "ORDER BY when_ DESC, depth DESC, sha DESC"
 _OLDEST = "ORDER BY when_, depth, sha"
@@ -488,13 +489,19 @@ class View:
         self._learned: dict[str, str] = {}
         self._on_head: tuple[str, set[str]] | None = None
         self._on_head_new = False
+        self._release = _release_memo(meta.get("release", ""))
+        self._release_new = False
 
     def close(self) -> None:
         """Close the connection; what was learned meanwhile is kept for the next reader."""
         self._conn.close()
-        if self._owner is not None and (self._learned or self._on_head_new):
-            self._owner.remember(self._learned, self._on_head if self._on_head_new else None)
-            self._learned, self._on_head_new = {}, False
+        if self._owner is not None and (self._learned or self._on_head_new or self._release_new):
+            self._owner.remember(
+                self._learned,
+                self._on_head if self._on_head_new else None,
+                self._release if self._release_new else None,
+            )
+            self._learned, self._on_head_new, self._release_new = {}, False, False
 
     # ------------------------------------------------------------ what git said before
     # Facts about project commits that do not change (a commit's patch-id) or that hold as
@@ -527,6 +534,13 @@ class View:
             self._on_head = (head, set())
         self._on_head[1].update(shas)
         self._on_head_new = True
+
+    def release(self) -> ReleaseMemo | None:
+        """Where a release's commit met HEAD, as a fold last found it (see ReleaseMemo)."""
+        return self._release
+
+    def learn_release(self, memo: ReleaseMemo) -> None:
+        self._release, self._release_new = memo, True
 
     def __enter__(self) -> View:
         return self
@@ -671,6 +685,28 @@ class View:
         return out
 
 
+class ReleaseMemo(NamedTuple):
+    """What git said of the latest release at one HEAD: where the release's commit meets HEAD
+    (`git merge-base`) and how many non-merge commits HEAD has since. Kept while HEAD only moves
+    forward, so a fold after a few commits asks git about those commits only (on git/git the
+    two questions cost ~0.6 s of a 1 s incremental fold)."""
+
+    commit: str  # the release's tagged commit
+    head: str
+    base: str
+    since: int
+
+    def dump(self) -> str:
+        return f"{self.commit} {self.head} {self.base} {self.since}"
+
+
+def _release_memo(raw: str) -> ReleaseMemo | None:
+    parts = raw.split()
+    if len(parts) != 4 or not parts[3].isdigit():
+        return None
+    return ReleaseMemo(parts[0], parts[1], parts[2], int(parts[3]))
+
+
 # --------------------------------------------------------------------------- the cache
 
 
@@ -747,9 +783,15 @@ class History:
         except (sqlite3.DatabaseError, KeyError) as exc:
             raise HistoryError(f"cannot read the mined history: {exc}") from exc
 
-    def remember(self, patch_ids: Mapping[str, str], on_head: tuple[str, set[str]] | None) -> None:
-        """Keep what git said during a read (View): patch-ids, and the commits found on HEAD's
-        history (they replace those of an earlier HEAD). Best effort: a cache."""
+    def remember(
+        self,
+        patch_ids: Mapping[str, str],
+        on_head: tuple[str, set[str]] | None,
+        release: ReleaseMemo | None = None,
+    ) -> None:
+        """Keep what git said during a read (View): patch-ids, the commits found on HEAD's
+        history (they replace those of an earlier HEAD), where the latest release meets HEAD.
+        Best effort: a cache."""
         lock = statedir.path(self.loc, statedir.MINED_LOCK)
         try:
             with file_lock(lock, block=True, timeout=5.0) as got:
@@ -770,6 +812,10 @@ class History:
                             "INSERT OR IGNORE INTO on_head VALUES (?)", [(s,) for s in shas]
                         )
                         conn.execute("INSERT OR REPLACE INTO meta VALUES ('head', ?)", (head,))
+                    if release is not None:
+                        conn.execute(
+                            "INSERT OR REPLACE INTO meta VALUES ('release', ?)", (release.dump(),)
+                        )
                     conn.execute("COMMIT")
         except (sqlite3.DatabaseError, OSError):
             pass  # what is not remembered is asked again next time
@@ -873,6 +919,7 @@ class History:
                 if scope.keeps(entry.path):
                     kept[entry.path] = entry.oid
         notes = _read_notes(self.cwd, _within_horizon(kept, settings))
+        del kept  # the reader holds what it reads, and lets go of it once every note is read
         tmp = self.path.with_name(f".{statedir.MINED}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         try:
@@ -1073,6 +1120,9 @@ def _fill(
         ((r, b.id) for b in record for r in b.replaces),
     )
     del briefs, record, winners
+    # The counts are summed by SQLite: a Counter of a whole history's keys (every pair of
+    # files changed together) was most of a first fold's memory. Only COUNT_KEYS distinct
+    # keys wait in memory at a time, and each flush adds them to what the table holds.
     counts: Counter[tuple[str, str, str]] = Counter()
     files: list[tuple[int, str]] = []
     ever: set[str] = set()
@@ -1088,10 +1138,25 @@ def _fill(
             if len(files) >= READ_CHUNK:
                 conn.executemany("INSERT INTO files VALUES (?, ?)", files)
                 files.clear()
+        if len(counts) + len(ever) >= COUNT_KEYS:
+            _add_counts(conn, counts, ever)
     conn.executemany("INSERT INTO files VALUES (?, ?)", files)
-    conn.executemany("INSERT INTO counts VALUES (?, ?, ?, ?)", [(*k, n) for k, n in counts.items()])
-    conn.executemany("INSERT INTO ever VALUES (?)", [(p,) for p in sorted(ever)])
+    _add_counts(conn, counts, ever)
     return newest, cutoff
+
+
+def _add_counts(
+    conn: sqlite3.Connection, counts: Counter[tuple[str, str, str]], ever: set[str]
+) -> None:
+    """Add what a rebuild counted so far to the tables, and forget it."""
+    conn.executemany(
+        "INSERT INTO counts VALUES (?, ?, ?, ?) ON CONFLICT (kind, a, b)"
+        " DO UPDATE SET n = n + excluded.n",
+        [(*k, n) for k, n in counts.items()],
+    )
+    conn.executemany("INSERT OR IGNORE INTO ever VALUES (?)", [(p,) for p in ever])
+    counts.clear()
+    ever.clear()
 
 
 def _depths(notes: Iterable[_Brief | Note]) -> dict[str, int]:

@@ -455,11 +455,11 @@ def release(ground: truth.Ground) -> list[Fact]:
     if newest is None:
         return []
     shown = stable or newest
-    base = _meeting_point(ground, shown.commit)
-    commit = ground.record.by_sha.get(base) if base else None
-    if commit is None:
+    met = ground.since_release(shown.commit)
+    commit = ground.record.by_sha.get(met[0]) if met else None
+    if met is None or commit is None:
         return []  # the release shares no noted commit with HEAD: nothing to cite
-    since = _count_since(ground, commit.sha)
+    since = met[1]
     text = f"Latest release: {shown.name} (tagged {day(shown.created)})"
     if newest is not shown:
         text += f"; newest tag {newest.name} is a pre-release"
@@ -467,25 +467,6 @@ def release(ground: truth.Ground) -> list[Fact]:
         text += f"; {since} commits since"
     about = (frozenset({"latest", "release"}),)
     return [Fact(text, (f"c:{commit.sha[:7]}",), shown.created, mined=True, about=about)]
-
-
-def _meeting_point(ground: truth.Ground, commit: str) -> str | None:
-    """The tagged commit when HEAD contains it, else where the two histories meet."""
-    from gitvault.vault import gitcmd
-
-    proc = gitcmd.run_git(["merge-base", commit, "HEAD"], ground.cwd, check=False)
-    out = proc.stdout.decode().strip()
-    return out.lower() if proc.returncode == 0 and len(out) == 40 else None
-
-
-def _count_since(ground: truth.Ground, commit: str) -> int | None:
-    from gitvault.vault import gitcmd
-
-    proc = gitcmd.run_git(
-        ["rev-list", "--count", "--no-merges", f"{commit}..HEAD", "--"], ground.cwd, check=False
-    )
-    out = proc.stdout.decode().strip()
-    return int(out) if proc.returncode == 0 and out.isdigit() else None
 
 
 # --------------------------------------------------------------------------- architecture

@@ -41,7 +41,7 @@ from functools import cached_property
 from pathlib import Path
 
 from gitvault.fold.digest import citations
-from gitvault.fold.history import Record, View, dirs_of
+from gitvault.fold.history import Record, ReleaseMemo, View, dirs_of
 from gitvault.named import NamedTuple
 from gitvault.vault import gitcmd, layout
 from gitvault.vault.store import Vault
@@ -286,6 +286,53 @@ class Ground:
         )
         out = proc.stdout.decode().strip()
         return out if proc.returncode == 0 and out else None
+
+    def since_release(self, commit: str) -> tuple[str, int | None] | None:
+        """Where a release's tagged commit meets HEAD's history (the commit itself when HEAD
+        contains it), with the non-merge commits HEAD has since (None when git cannot say);
+        None when the two share no commit. When HEAD only moved forward since the last fold
+        asked, and none of the new commits is in the release's history (so where they meet
+        is unchanged), only the new commits are counted; otherwise git is asked afresh."""
+        head = self._head
+        if head is None:
+            return None
+        memo = self.mined.release()
+        if memo is not None and memo.commit == commit:
+            if memo.head == head:
+                return memo.base, memo.since
+            new = self._new_outside(commit, memo.head, head)
+            if new is not None:
+                self.mined.learn_release(memo._replace(head=head, since=memo.since + new))
+                return memo.base, memo.since + new
+        proc = gitcmd.run_git(["merge-base", commit, head], self.cwd, check=False)
+        base = proc.stdout.decode().strip().lower()
+        if proc.returncode != 0 or len(base) != 40:
+            return None
+        count = gitcmd.run_git(
+            ["rev-list", "--count", "--no-merges", f"{base}..{head}", "--"], self.cwd, check=False
+        )
+        out = count.stdout.decode().strip()
+        if count.returncode != 0 or not out.isdigit():
+            return base, None
+        self.mined.learn_release(ReleaseMemo(commit, head, base, int(out)))
+        return base, int(out)
+
+    def _new_outside(self, commit: str, then: str, head: str) -> int | None:
+        """The non-merge commits in then..head when `then` is an ancestor of head and none of
+        them is in `commit`'s history; None otherwise (where they meet may have moved)."""
+        if not gitcmd.is_ancestor(self.cwd, then, head):
+            return None
+        listed = gitcmd.run_git(
+            ["rev-list", "--parents", head, f"^{then}", "--"], self.cwd, check=False
+        )
+        rows = listed.stdout.decode().splitlines()
+        outside = gitcmd.run_git(
+            ["rev-list", "--count", head, f"^{then}", f"^{commit}", "--"], self.cwd, check=False
+        )
+        counted = outside.stdout.decode().strip()
+        if listed.returncode != 0 or outside.returncode != 0 or counted != str(len(rows)):
+            return None
+        return sum(1 for row in rows if len(row.split()) <= 2)  # sha and at most one parent
 
     def look_up_branches(self, shas: Iterable[str]) -> None:
         """Place many commits on or off HEAD's history at once (`on_a_branch` then asks only

@@ -180,6 +180,34 @@ def test_notes_arriving_batch_by_batch_give_what_a_rebuild_gives(repo: Repo) -> 
     assert counted[sha_of("n1")] == 0 and counted[sha_of("n2")] == 1  # replaced, whenever noted
 
 
+def test_a_rebuild_summing_a_few_counts_at_a_time_holds_what_one_summing_all_at_once_does(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild hands its counts to SQLite COUNT_KEYS distinct keys at a time (a whole
+    history's Counter was most of a first fold's memory): the sums are the same however the
+    notes fall into flushes, the same pair or path counted in several."""
+    mined = Mined(repo)
+    add(
+        mined.vault,
+        *(
+            note(
+                f"c{i}",
+                f"{'fix' if i % 2 else 'add'} part {i}",
+                [f"src/m{i % 3}.py", "src/core.py", f"tests/test_m{i % 3}.py", "CHANGES.md"][
+                    : 2 + i % 3
+                ],
+                START + i * DAY,
+                [f"c{i - 1}"] if i else [],
+            )
+            for i in range(30)
+        ),
+    )
+    whole = mined.forward()[1]
+    assert any(n > 1 for *_, n in whole["counts"])  # keys met in many notes
+    monkeypatch.setattr(history, "COUNT_KEYS", 3)
+    assert mined.rebuilt() == whole
+
+
 def test_what_cannot_be_brought_forward_is_rebuilt_and_equals_a_rebuild(repo: Repo) -> None:
     mined = Mined(repo)
     add(

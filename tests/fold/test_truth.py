@@ -7,11 +7,15 @@ whichever merger wrote the lines."""
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from gitvault.fold import mine
+from gitvault.resolve import resolve
+from gitvault.vault import statedir
 from tests.support.memory import (
     StandIn,
     Step,
@@ -208,6 +212,74 @@ def test_a_release_tagged_on_a_branch_of_its_own_cites_where_it_meets_head(repo:
     assert line.startswith("- Latest release: 2.0 ") and f"c:{short(base)}" in line, line
     assert "1 commits since" in line
     assert_verify_clean(repo)
+
+
+def _release_line(cats: dict[str, list[str]]) -> str:
+    (line,) = [ln for ln in cats["State"] if "release" in ln.lower()]
+    return line
+
+
+def _release_memo(repo: Repo) -> str:
+    path = statedir.path(resolve(repo.path), statedir.MINED)
+    with closing(sqlite3.connect(path)) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'release'").fetchone()
+    return str(row[0]) if row else ""
+
+
+def _plant_release_memo(repo: Repo, memo: str) -> None:
+    path = statedir.path(resolve(repo.path), statedir.MINED)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('release', ?)", (memo,))
+        conn.commit()
+
+
+def test_commits_since_the_release_are_brought_forward_and_asked_afresh_when_it_is_merged(
+    repo: Repo,
+) -> None:
+    base = quiet_commit(repo, "Add the core", {"core.py": "1\n"})
+    quiet(repo, "switch", "-q", "-c", "stable")
+    released = quiet_commit(repo, "Bump the version to 2.0", {"VERSION": "2.0\n"})
+    tag(repo, "2.0", "2030-01-01T00:00:00")
+    quiet(repo, "switch", "-q", "main")
+    quiet_commit(repo, "Add the plugin loader", {"plugins.py": "1\n"})
+    backfill(repo)
+    line = _release_line(fold(repo))
+    assert f"c:{short(base)}" in line and "; 1 commits since" in line, line
+    memo = _release_memo(repo).split()
+    assert memo == [released, repo.head(), base, "1"], memo
+    # What the fold remembers is what it reads next time: a planted count shows the next fold
+    # counts only the new commits on top of it, without asking git about the whole history.
+    _plant_release_memo(repo, " ".join([*memo[:3], "1000"]))
+    quiet_commit(repo, "Add the plugin registry", {"registry.py": "1\n"})
+    quiet_commit(repo, "Load plugins lazily", {"plugins.py": "2\n"})
+    backfill(repo)
+    line = _release_line(fold(repo))
+    assert f"c:{short(base)}" in line and "; 1002 commits since" in line, line
+    # The release's branch merged: where they meet moved (to the tagged commit itself), so git
+    # is asked again, whatever was remembered.
+    quiet(repo, "merge", "-q", "--no-ff", "-m", "Merge branch 'stable'", "stable")
+    quiet_commit(repo, "Document the plugins", {"PLUGINS.md": "1\n"})
+    backfill(repo)
+    line = _release_line(fold(repo))
+    since = int(repo.git("rev-list", "--count", "--no-merges", f"{released}..HEAD"))
+    assert f"c:{short(released)}" in line and f"; {since} commits since" in line, line
+    assert _release_memo(repo).split() == [released, repo.head(), released, str(since)]
+    assert _release_line(fold(repo, "--rebuild")) == line
+
+
+def test_commits_since_the_release_are_asked_afresh_after_head_moved_back(repo: Repo) -> None:
+    quiet_commit(repo, "Add the core", {"core.py": "1\n"})
+    released = quiet_commit(repo, "Add the shell", {"shell.py": "1\n"})
+    tag(repo, "v1.0", "2030-01-01T00:00:00")
+    quiet_commit(repo, "Add colours", {"shell.py": "2\n"})
+    quiet_commit(repo, "Add themes", {"shell.py": "3\n"})
+    backfill(repo)
+    assert "; 2 commits since" in _release_line(fold(repo))
+    _plant_release_memo(repo, f"{released} {repo.head()} {released} 1000")
+    quiet(repo, "reset", "-q", "--hard", "HEAD~1")  # the remembered HEAD is no ancestor now
+    quiet_commit(repo, "Add a dark theme", {"dark.py": "1\n"})
+    backfill(repo)
+    assert "; 2 commits since" in _release_line(fold(repo))
 
 
 def test_verify_flags_a_release_line_that_is_not_the_newest_tag(repo: Repo) -> None:
