@@ -59,3 +59,24 @@ def test_what_typing_refuses_is_refused() -> None:
         class Worse(NamedTuple):
             a: int
             _fields = ("b",)  # type: ignore[misc]
+
+
+def test_the_package_takes_namedtuple_from_gitvault_named_only() -> None:
+    """typing.NamedTuple compiles every field's annotation at import: every hook would pay."""
+    import ast
+    from pathlib import Path
+
+    import gitvault
+
+    root = Path(gitvault.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "named.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "typing":
+                if any(alias.name == "NamedTuple" for alias in node.names):
+                    offenders.append(str(path.relative_to(root)))
+            if isinstance(node, ast.Attribute) and node.attr == "NamedTuple":
+                offenders.append(str(path.relative_to(root)))
+    assert offenders == []
