@@ -74,9 +74,12 @@ def test_the_package_takes_namedtuple_from_gitvault_named_only() -> None:
         if path.name == "named.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module == "typing":
-                if any(alias.name == "NamedTuple" for alias in node.names):
-                    offenders.append(str(path.relative_to(root)))
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "typing"
+                and any(alias.name == "NamedTuple" for alias in node.names)
+            ):
+                offenders.append(str(path.relative_to(root)))
             if isinstance(node, ast.Attribute) and node.attr == "NamedTuple":
                 offenders.append(str(path.relative_to(root)))
     assert offenders == []
