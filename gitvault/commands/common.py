@@ -31,7 +31,13 @@ from gitvault.vault.locking import log_failure
 class SafeConsole(Console):
     """A rich console whose content is neutralised (vault/controls) as it is rendered, whatever
     renderable carried it (a table cell, a progress label): only rich's own styling and cursor
-    codes reach the terminal."""
+    codes reach the terminal. Nothing it prints is read as rich markup either: a table cell
+    holds a commit subject or a file name, and `[/x]` in one would end the command
+    (MarkupError) or restyle what follows."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("markup", False)
+        super().__init__(*args, **kwargs)
 
     def _render_buffer(self, buffer: Any) -> str:
         safe = (

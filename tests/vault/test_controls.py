@@ -84,6 +84,20 @@ def test_the_cli_consoles_print_nothing_unsafe(terminal: bool, text: str) -> Non
     assert unsafe_beside_styles(raw.getvalue()) == []
 
 
+def test_the_cli_consoles_read_nothing_they_print_as_markup() -> None:
+    """A commit subject or a path in a table cell is text: `[/]` there once ended the command
+    (rich's MarkupError) and `[bold]` restyled what followed."""
+    raw = io.StringIO()
+    console = SafeConsole(file=raw, force_terminal=False, width=80)
+    table = Table(box=None)
+    table.add_column("title")
+    table.add_row("Fix [/] and [bold]loud[/bold] in [link=x]y[/link]")
+    console.print(table)
+    console.print("[red]plain")
+    assert "Fix [/] and [bold]loud[/bold] in [link=x]y[/link]" in raw.getvalue()
+    assert "[red]plain" in raw.getvalue()
+
+
 @given(TEXT)
 @settings(deadline=None)
 def test_text_leaving_the_vault_for_a_model_holds_nothing_unsafe(text: str) -> None:
