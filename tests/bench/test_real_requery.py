@@ -97,7 +97,10 @@ def test_a_gold_commit_folded_under_its_copy_is_named_not_hit(
     repo.git("checkout", "-q", "-b", "stable")
     gold = repo.commit("Teach the walker a fanout", {"walker.py": "1\n"})
     repo.git("checkout", "-q", main)
-    repo.run("cherry-pick", gold)  # the same change again, under the same subject
+    # The same change again, under the same subject, a minute later: "the newer" must not
+    # depend on two commits made within one second (a tie ordered them either way).
+    later = repo.git("log", "-1", "--format=%ct", gold)
+    repo.run("cherry-pick", gold, env={"GIT_COMMITTER_DATE": f"{int(later) + 60} +0000"})
     copy = repo.head()
     monkeypatch.chdir(repo.path)
     history = History.load("tiny", repo.path, dict(os.environ))
