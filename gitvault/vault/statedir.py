@@ -339,9 +339,9 @@ def _drop_ready(folder: Path, forms: set[bytes]) -> list[str]:
     return dropped
 
 
-class JsonFile:
-    """One versioned JSON object in the state folder. FEEDS_RECALL: the recall block reads it
-    (a write makes every materialized block stale)."""
+class _StateJson:
+    """A versioned JSON state file by name. FEEDS_RECALL: the recall block reads it (a write
+    makes every materialized block stale); LIMIT: the most bytes read."""
 
     def __init__(
         self, name: str, version: int = 1, *, feeds_recall: bool = False, limit: int | None = None
@@ -353,6 +353,10 @@ class JsonFile:
 
     def path(self, loc: Location) -> Path:
         return loc.state_dir / self.name
+
+
+class JsonFile(_StateJson):
+    """One versioned JSON object in the state folder."""
 
     def _format(self, data: dict[str, Any]) -> int | None:
         value = data.get(FORMAT_KEY, 1)
@@ -401,22 +405,11 @@ ORIGINS_FILE = JsonFile(ORIGINS, feeds_recall=True, limit=256 * 1024 * 1024)
 HANDOVERS_FILE = JsonFile(HANDOVERS, feeds_recall=True)
 
 
-class JsonLog:
+class JsonLog(_StateJson):
     """An append-only log of JSON objects, one a line, after a header line
     (`{"format": N, "id": HEX}`; the id names this log, so a snapshot can say it took it in).
     A reader skips a line it cannot parse (a torn last append); an appender never follows a
     link or blocks on a FIFO (files.open_regular replaces what stands there)."""
-
-    def __init__(
-        self, name: str, version: int = 1, *, feeds_recall: bool = False, limit: int | None = None
-    ) -> None:
-        self.name = name
-        self.version = version
-        self.feeds_recall = feeds_recall
-        self.limit = JSON_LIMIT if limit is None else limit
-
-    def path(self, loc: Location) -> Path:
-        return loc.state_dir / self.name
 
     def read(self, loc: Location) -> tuple[str, list[dict[str, Any]]] | None:
         """(the log's id, its entries): ("", []) when there is none; None when it cannot be

@@ -399,7 +399,7 @@ def test_a_title_cut_after_a_twice_encoded_secret_is_redacted_without_a_crash() 
     assert token not in scrub_secrets(text)[0]
 
 
-# --- public material, masks, placeholders and references (issue 17 item 8, held-out 6)
+# --- public material, masks, placeholders and references (every rule: what is not a secret)
 
 ED25519 = "AAAAC3NzaC1lZDI1NTE5AAAAI" + "Hq7mVd2Lr0Xp4Ks9Tb6Nw1Yc3Ze5Gf8Jh2Ua7Qi4Wo"
 B64_LINE = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + "q7mVd2Lr0Xp4Ks9Tb6Nw1Yc3Ze5Gf8"
@@ -645,7 +645,7 @@ def test_a_url_encoded_line_is_decoded_and_searched_once(monkeypatch: pytest.Mon
     assert PW.replace("?", "%3F") not in scrub_secrets(f"GET /r?{secret} HTTP/1.1")[0]
 
 
-# --- protocol dumps, encodings and escapes, key / value tables (issue 17 item 8)
+# --- protocol dumps, encodings and escapes, key / value tables
 
 GH = "ghp_" + "Zq8xLm4Np2Rs6Tv0Wy3BcD5eF7gH9iJ1kL3m"
 
