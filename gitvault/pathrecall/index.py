@@ -10,10 +10,12 @@ format, or when a mark is no longer in its ref's history (`gitvault redact` rewr
 Updates hold an flock (statedir.PATH_INDEX_LOCK) and are one SQLite transaction each; readers
 hold nothing and never see half an update. Text is redacted again before it is stored.
 
-Format 3 (FORMAT; a mined digest line is linked to a path only by naming it): tables
+Format 4 (FORMAT; a mined digest line is linked to a path only by naming it; a path's base
+name is a column of its own, so that "does any other path bear this file name" is one indexed
+lookup, not a scan of every path): tables
 
     meta(key, value)                 format, the vault ref, a watermark per ref read
-    paths(id, path)                  every project path a note names
+    paths(id, path, base)            every project path a note names, and its last component
     commits(id, sha, short, time, subject, files, parents, kind, target, reason)
                                      one row per note; kind: plain | fix | revert | merge;
                                      target: the reverted commit (a sha prefix) or its quoted
@@ -67,7 +69,7 @@ from gitvault.vault.files import ready_for_sqlite
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
 
-FORMAT = "3"
+FORMAT = "4"
 LOCK_TIMEOUT = 60.0
 BLOB_BATCH = 4000
 # A commit touching more files is a sweep (formatting, a licence header, a move of a tree): it
@@ -108,7 +110,8 @@ SESSION_KINDS = {
 
 _DDL = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
+CREATE TABLE paths(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, base TEXT NOT NULL);
+CREATE INDEX paths_base ON paths(base);
 CREATE TABLE commits(
     id INTEGER PRIMARY KEY, sha TEXT NOT NULL UNIQUE, short TEXT NOT NULL, time INTEGER NOT NULL,
     subject TEXT NOT NULL, files INTEGER NOT NULL, parents INTEGER NOT NULL, kind TEXT NOT NULL,
@@ -667,7 +670,9 @@ class PathIndex:
         row = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
         if row:
             return int(row[0])
-        cur = conn.execute("INSERT INTO paths(path) VALUES (?)", (path,))
+        cur = conn.execute(
+            "INSERT INTO paths(path, base) VALUES (?, ?)", (path, path.rpartition("/")[2])
+        )
         assert cur.lastrowid is not None
         return cur.lastrowid
 
@@ -983,12 +988,7 @@ class PathIndex:
         parts = path.split("/")
         tokens = ["/".join(parts[i:]) for i in range(len(parts) - 1)]
         base = parts[-1]
-        if (
-            conn.execute(
-                "SELECT count(*) FROM paths WHERE path = ? OR path LIKE ?", (base, "%/" + base)
-            ).fetchone()[0]
-            <= 1
-        ):
+        if conn.execute("SELECT count(*) FROM paths WHERE base = ?", (base,)).fetchone()[0] <= 1:
             tokens.append(base)  # a bare file name counts when no other path bears it
         qs = ",".join("?" * len(tokens))
         fact_ids.update(

@@ -292,3 +292,29 @@ def test_a_mined_line_belongs_to_a_path_only_by_naming_it(repo: Repo) -> None:
         assert found is not None
         for fact in found.facts:
             assert layout.MINED_MARK not in fact.text or f"src/f{i}.py" in fact.text, fact.text
+
+
+def test_a_bare_file_name_names_the_one_path_that_bears_it(repo: Repo) -> None:
+    repo.commit("Add helpers", {"src/a/util.py": "a\n", "src/b/util.py": "b\n"})
+    repo.commit("Add the generated table", {"src/table.py": "t\n"})
+    session = (
+        "# Notes\n\n## Summary\nHelpers and the table.\n\n## Key Decisions\n"
+        "- util.py stays free of I/O\n- table.py is generated: edit the generator instead\n\n"
+        "## Next Steps\n- None\n"
+    )
+    assert cli_in(repo, "save", "--json", stdin=session).code == 0
+    index = _index(repo)
+    table = index.facts("src/table.py")
+    assert table is not None
+    assert "table.py is generated: edit the generator instead" in {f.text for f in table.facts}
+    # Two paths bear util.py: the bullet names neither of them.
+    for path in ("src/a/util.py", "src/b/util.py"):
+        found = index.facts(path)
+        assert found is not None
+        assert "util.py stays free of I/O" not in {f.text for f in found.facts}
+    # The same holds in an index built before and one brought forward by an update.
+    repo.commit("Add a third helper", {"src/c/table.py": "c\n"})
+    index.update()
+    again = index.facts("src/table.py")
+    assert again is not None
+    assert "table.py is generated: edit the generator instead" not in {f.text for f in again.facts}
