@@ -249,7 +249,7 @@ def store(loc: Location, state: SessionState) -> None:
     state.last_active = time.time()
     path = path_for(loc, state.session_id)
     files.make_dirs(path.parent)
-    files.write_json(path, state.as_dict())
+    files.write_json(path, state.as_dict(), durable=False)  # a crash loses only bookkeeping
     if state.beats:  # counted in the ledger now (a turn answered meanwhile is not lost twice)
         try:
             statedir.quiet_beat(loc, state.session_id).unlink()

@@ -131,7 +131,7 @@ def _settle(call: HookCall) -> None:
         return
     path = statedir.quiet_stamp(call.loc, call.session_id)
     files.make_dirs(path.parent)
-    files.atomic_write(path, text, mtime_ns=seen.newest)
+    files.atomic_write(path, text, mtime_ns=seen.newest, durable=False)
 
 
 def _unchanged(seen: Observed) -> bool:
