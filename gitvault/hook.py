@@ -38,6 +38,13 @@ def main(argv: list[str] | None = None) -> int:
                 burst.settle(f"{args[2]}/{STATE_DIRNAME}/{SPOOL}")
         from gitvault.notes import drain
 
+        if args[2:]:
+            from pathlib import Path
+
+            from gitvault.resolve import STATE_DIRNAME
+            from gitvault.vault import statedir
+
+            statedir.keep_patterns(Path(args[2]) / STATE_DIRNAME)
         code = drain.main(args[2:])
         if args[2:]:
             _write_records(args[2])

@@ -404,4 +404,7 @@ def main(repo: str | None = None) -> int:
     except GitvaultError as exc:
         sys.stderr.write(f"gitvault mcp: {exc.message}\n")
         return exc.exit_code
+    from gitvault.vault import statedir
+
+    statedir.keep_patterns(loc.state_dir)
     return serve(loc)

@@ -85,6 +85,9 @@ def run(adapter: Adapter, event: str, word: str, raw: str) -> str:
         loc = resolve(None, Path(adapter.project_dir(payload, os.environ)))
     except (GitvaultError, OSError, ValueError):
         return ""  # not a repository: gitvault has nothing to say here
+    from gitvault.vault import statedir
+
+    statedir.keep_patterns(loc.state_dir)
     if payload is None:
         _log(loc, f"{tag}: malformed input ignored: {'; '.join(problems[:3])[:300]}")
         return ""

@@ -144,6 +144,7 @@ def location(ctx: Any, *, drain_spool: bool = True) -> Location:
     state: Ctx = ctx.obj if isinstance(ctx.obj, Ctx) else Ctx()
     if state.loc is None:
         state.loc = resolve(state.repo)
+        statedir.keep_patterns(state.loc.state_dir)
     loc = state.loc
     if (
         drain_spool

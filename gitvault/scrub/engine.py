@@ -10,8 +10,8 @@ redacted again, so scrubbing scrubbed text changes nothing.
 from __future__ import annotations
 
 import bisect
-import re
 
+from gitvault import lazyre
 from gitvault.scrub.rules import (
     FINDERS,
     LINES,
@@ -53,7 +53,7 @@ class Scrubbed:
         return f"Scrubbed(kind={self.kind!r}, count={self.count!r})"
 
 
-_MARKER = re.compile(r"\[REDACTED:[^\]\n]*\]")
+_MARKER = lazyre.compile(r"\[REDACTED:[^\]\n]*\]")
 
 
 _MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
@@ -155,7 +155,7 @@ def _windows(scan: _Scan, rule: Rule) -> list[Span]:
 # token wrapped onto the next line (a line holding only a token, the next one starting with
 # one: a terminal, a 76-column base64 file, a quoted e-mail's "> "; only the line break is
 # the join).
-_JOIN = re.compile(
+_JOIN = lazyre.compile(
     r"""(['"])[ \t]*(?:\+|\|\||\.)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?\1"""
     r"""|(['"])[ \t]*(?:\+|\|\|)[ \t]*\2"""
     r"""|\\\r?\n[ \t]*"""

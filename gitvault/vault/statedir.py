@@ -115,6 +115,44 @@ def is_ready_key(name: str) -> bool:
     return name == READY_MAIN or (name[:1].isascii() and name[:1].isalnum())
 
 
+# The package's own regular expressions, compiled once per Python and kept (gitvault.lazyre):
+# the secret filter's cost 20-40 ms to compile in every process that redacts. Pattern source
+# and the engine's program for it, never anything a vault or a session holds.
+PATTERN_STORE = "regex.cache"
+_patterns_kept = False
+
+
+def keep_patterns(state_dir: Path) -> None:
+    """Compile through the store in `state_dir` for the rest of the process; what this process
+    adds to it is written back when it exits (best effort, never a failure)."""
+    global _patterns_kept
+    if _patterns_kept:
+        return
+    _patterns_kept = True
+    from gitvault import lazyre
+
+    target = state_dir / PATTERN_STORE
+    try:
+        data: bytes | None = read_regular(target, lazyre.MAX_STORE_BYTES)
+    except OSError:  # missing, a link, a FIFO, too large: start empty (the write replaces it)
+        data = None
+    lazyre.adopt(data)
+    import atexit
+
+    atexit.register(_write_patterns, target)
+
+
+def _write_patterns(target: Path) -> None:
+    from gitvault import lazyre
+
+    try:
+        data = lazyre.export()
+        if data is not None and target.parent.is_dir():
+            atomic_write(target, data, durable=False)
+    except (OSError, ValueError):
+        pass  # a cache: the next process compiles again
+
+
 # The handovers (`gitvault checkpoint`) this clone's recall already offered, by slug: local, as
 # the offer is (gitvault.memory.handovers says why it is never a vault commit).
 HANDOVERS = "handovers.json"
