@@ -33,9 +33,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+from gitvault.named import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitvault.agents.adapters.base import Adapter, Payload
     from gitvault.agents.ledger import SessionState
     from gitvault.agents.quiet import Observed

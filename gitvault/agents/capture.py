@@ -20,12 +20,14 @@ leaves storing it to the call.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
 
 from gitvault.agents import ledger, texts
 from gitvault.memory import attribution
+from gitvault.named import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitvault.agents.behaviours import HookCall
     from gitvault.memory.sessions import Saved
     from gitvault.resolve import Location

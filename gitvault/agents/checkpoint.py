@@ -12,10 +12,10 @@ removed, secrets redacted, the session marked saved in its ledger).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from gitvault.agents import capture, ledger
 from gitvault.memory import attribution, handovers
+from gitvault.named import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gitvault.memory.sessions import Saved

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from typing import Any
 
+from gitvault.named import TYPE_CHECKING
 from gitvault.resources import schema_path
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

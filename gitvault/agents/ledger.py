@@ -22,12 +22,15 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Any
 
 from gitvault import lazyre
 from gitvault.memory.attribution import Run
+from gitvault.named import TYPE_CHECKING
 from gitvault.resolve import Location
 from gitvault.vault import files, launcher, statedir
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FOLDER = statedir.LEDGER  # below the state folder
 LOOKBACK_SECONDS = 3 * 24 * 3600

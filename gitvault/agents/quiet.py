@@ -27,10 +27,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitvault import lazyre
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.vault import files, launcher, statedir
 
 if TYPE_CHECKING:

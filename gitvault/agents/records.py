@@ -17,11 +17,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from gitvault.named import TYPE_CHECKING
 from gitvault.vault import files, statedir
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitvault.memory.sessions import Saved
     from gitvault.resolve import Location
 

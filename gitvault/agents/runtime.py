@@ -24,9 +24,12 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+
+from gitvault.named import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitvault.agents.adapters.base import Adapter, Payload
     from gitvault.resolve import Location
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitvault import lazyre
+from gitvault.named import TYPE_CHECKING
 from gitvault.vault import gitcmd, layout
 
 if TYPE_CHECKING:

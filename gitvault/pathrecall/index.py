@@ -55,12 +55,11 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import Any
 
 from gitvault.errors import GitvaultError
 from gitvault.memory import cites as cites_mod
 from gitvault.memory import sections as sections_mod
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.pathrecall import known
 from gitvault.resolve import Location
 from gitvault.scrub.engine import scrub_secrets
@@ -68,6 +67,9 @@ from gitvault.vault import files, frontmatter, gitcmd, layout, notebody, statedi
 from gitvault.vault.files import ready_for_sqlite
 from gitvault.vault.locking import file_lock
 from gitvault.vault.times import parse_time
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = "4"
 LOCK_TIMEOUT = 60.0

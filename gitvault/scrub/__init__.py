@@ -18,7 +18,6 @@ Named "scrub", not "redact": `gitvault redact` is the explicit rewrite of the va
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 
@@ -29,6 +28,8 @@ def generation() -> str:
     committer's name, vault/gitcmd.vault_committer_name): a reader may take text for
     redacted by this filter only when written under this generation. Reads two files; compiles
     nothing."""
+    import hashlib  # here: OpenSSL's load costs a hook that never asks ~3 ms
+
     digest = hashlib.sha256()
     for name in ("rules.py", "engine.py"):
         digest.update((Path(__file__).with_name(name)).read_bytes())

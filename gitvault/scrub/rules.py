@@ -288,10 +288,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from gitvault import lazyre
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Any
 
 Span = tuple[int, int]
 SpanOf = Callable[[re.Match[str]], "Span | list[Span] | None"]

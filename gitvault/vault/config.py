@@ -8,11 +8,14 @@ import json
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from gitvault import __version__
 from gitvault.errors import GitvaultError, Refused
+from gitvault.named import TYPE_CHECKING
 from gitvault.vault import layout
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Why each key exists, rendered as comments into a new vault's vault.toml.
 _COMMENTS: dict[tuple[str, str], str] = {

@@ -15,9 +15,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from gitvault import lazyre
+from gitvault.named import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FENCE = "---"
 _KEY = lazyre.compile(r"[a-z][a-z0-9_]{0,63}")

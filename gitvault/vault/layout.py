@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any
 
 from gitvault import lazyre
+from gitvault.named import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT_VERSION = 1
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitvault.errors import Refused, UnsafeRepository
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.vault import layout
 from gitvault.vault.gitcmd import VAULT_EMAIL, GitError, vault_committer_name, write_failed
 

@@ -23,16 +23,17 @@ other reader use `Origins.of(path)` and `label(origin)`.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any
 
 from gitvault import lazyre
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.resolve import Location
 from gitvault.vault import gitcmd, layout, statedir
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def sync_auto(cwd: Path) -> str:
@@ -100,6 +101,8 @@ def line_key(line: str) -> str:
     """A digest line's identity whatever its citations: what carries a remote digest's lines
     through a later local fold that keeps them."""
     text = _CITE.sub("", line.strip()).strip()
+    import hashlib  # here: OpenSSL's load costs every hook that only reads origins ~3 ms
+
     return hashlib.sha256(_SPACE.sub(" ", text).encode()).hexdigest()[:20]
 
 

@@ -15,9 +15,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
 
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing import IO
 
 
 class Timeout(Exception):

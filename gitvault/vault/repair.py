@@ -18,9 +18,8 @@ and logged (`gitvault status` shows it).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.vault import frontmatter, gitcmd, layout
 
 if TYPE_CHECKING:

@@ -249,3 +249,28 @@ def test_install_adds_and_uninstall_removes_the_tool_hooks(project: Repo) -> Non
     for name, adapter in adapters.all_adapters().items():
         path: Path = project.path / adapter.settings_file
         assert not path.exists() or "file-read" not in path.read_text(), name
+
+
+@pytest.mark.parametrize(("event", "name"), [("file-read", "claude-PostToolUse-Read")])
+def test_the_block_loads_neither_typing_nor_openssl(project: Repo, event: str, name: str) -> None:
+    """typing and hashlib (OpenSSL) cost a hook ~3 ms each to import and it uses neither: run
+    with -S (no site, so no editable-install hook loads them first), the package from this
+    checkout."""
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        f"import sys; sys.path.insert(0, {str(root)!r})\n"
+        "from gitvault.hook import main\n"
+        f"main(['claude', {_word('claude', event)!r}])\n"
+        "sys.stderr.write(repr([m for m in ('typing', 'hashlib') if m in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        input=_input(name, project, str(uuid.uuid4())),
+        capture_output=True,
+        text=True,
+        cwd=project.path,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": str(project.path)},
+        timeout=120,
+    )
+    assert done.stderr == "[]", done.stderr
+    assert "Memory of hello.txt (" in _context("claude", event, done.stdout)

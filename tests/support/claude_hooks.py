@@ -151,12 +151,16 @@ def session_state(repo: Repo, session_id: str) -> dict[str, Any] | None:
 
 
 def state_dir_listing(repo: Repo) -> dict[str, tuple[int, int]]:
-    """Every file under the state dir with its (size, mtime_ns): a write anywhere shows."""
+    """Every file under the state dir with its (size, mtime_ns): a write anywhere shows, but to
+    the store of compiled patterns (gitvault.lazyre), which any process that compiles one the
+    store lacks adds to (a cache of the package's own patterns: no state)."""
+    from gitvault.vault.statedir import PATTERN_STORE
+
     out = {}
     root = repo.state_dir
     if root.is_dir():
         for p in sorted(root.rglob("*")):
-            if p.is_file():
+            if p.is_file() and p.relative_to(root) != Path(PATTERN_STORE):
                 st = p.stat()
                 out[str(p.relative_to(root))] = (st.st_size, st.st_mtime_ns)
     return out

@@ -17,7 +17,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from gitvault.named import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gitvault.agents.adapters.base import Adapter

@@ -26,13 +26,14 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
 
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.vault import layout
 from gitvault.vault.launcher import ENTRY
 
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from gitvault.agents.behaviours import HookCall
     from gitvault.resolve import Location
 
@@ -54,7 +55,10 @@ TIME_BOUNDS = {
 }
 CANONICAL_SCHEMA = "agent-hook-input.json"
 
-Payload = dict[str, Any]
+if TYPE_CHECKING:
+    Payload = dict[str, Any]
+else:
+    Payload = dict  # typing stays unloaded in a hook
 
 
 class Hook(NamedTuple):

@@ -19,12 +19,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from gitvault.agents.adapters.base import MARKER, Adapter, AdapterReport, Hook, Payload, Trust
 from gitvault.agents.adapters.claude.names import AGENT, PROJECT_VAR, SETTINGS_LOCAL
+from gitvault.named import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from gitvault.resolve import Location
 
 
