@@ -18,6 +18,7 @@ careful human would not call a secret (hashes, ids, public keys, placeholders, r
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import random
 import string
@@ -401,7 +402,7 @@ def vendors() -> None:  # noqa: PLR0915 - one line per kind reads best
     s = r(20, ALNUM)
     add(
         "bitbucket_repo_access_token_pipelines_clone",
-        f"git clone https://x-token-auth:ATCTT3xFfGN0{s}{r(160, B64URL)}=C0FFEE12@bitbucket.org/acme/ledger.git",
+        f"git clone https://x-token-auth:ATCTT3xFfGN0{s}{r(160, B64URL)}={hx(8).upper()}@bitbucket.org/acme/ledger.git",
         f"ATCTT3xFfGN0{s}",
         "provider",
     )
@@ -2902,8 +2903,8 @@ def code() -> None:
             "EXEC sp_addlinkedsrvlogin @rmtsrvname = N'LEGACY', @useself = N'False', @rmtuser = N'sa', @rmtpassword = N'{s}';",
         ),
         (
-            "powershell_pscredential_plain",
-            "$cred = New-Object PSCredential('ACME\\svc', (ConvertTo-SecureString '{s}' -AsPlainText -Force))",
+            "powershell_splatting_hashtable",
+            "$params = @{{ ServerInstance = 'sql01'; Username = 'sa'; Password = '{s}' }}\nInvoke-Sqlcmd @params -Query 'SELECT 1'",
         ),
     ]
     for kind, template in items:
@@ -3305,8 +3306,13 @@ def disguises() -> None:  # noqa: PLR0915
         "context",
     )
     s = pw(16, "")
-    enc = "".join(f"\\x{ord(ch):02x}" for ch in s)
-    add("password_js_hex_escapes", f'const pass = "{enc}";', enc, "context")
+    uu = binascii.b2a_uu(f"ftp_password={s}\n".encode()).decode().strip()
+    add(
+        "password_uuencoded_attachment",
+        f"begin 644 ftp.cfg\n{uu}\n`\nend",
+        uu,
+        "context",
+    )
     s = pw(16, "")
     enc = "".join(f"\\{ord(ch):03o}" for ch in s)
     add("password_python_octal_escapes", f'SMTP_PASS = b"{enc}".decode()', enc, "context")
@@ -3501,11 +3507,11 @@ def disguises() -> None:  # noqa: PLR0915
         "context",
     )
     s = pw(16)
-    u16 = "".join(f"\\u{ord(ch):04x}" for ch in s)
+    a85 = base64.a85encode(s.encode()).decode()
     add(
-        "password_java_unicode_escapes_literal",
-        f'private static final String PW = "{u16}";',
-        u16,
+        "password_ascii85_python",
+        f"REPLICATION_PASSWORD = base64.a85decode({a85!r}).decode()",
+        a85,
         "context",
     )
     s = pw(16)
@@ -4773,6 +4779,102 @@ def benign_prose_code_exports() -> None:  # noqa: PLR0915
     ben("json_array_of_ids", json.dumps({"node_ids": [uid() for _ in range(3)]}))
 
 
+def benign_lockfiles() -> None:
+    section("context: lockfiles and manifests")
+    ben(
+        "package_lock_integrity",
+        json.dumps(
+            {
+                "node_modules/zod": {
+                    "version": "3.24.1",
+                    "resolved": "https://registry.npmjs.org/zod/-/zod-3.24.1.tgz",
+                    "integrity": _sha512_integrity(),
+                    "license": "MIT",
+                }
+            },
+            indent=2,
+        ),
+    )
+    ben(
+        "pnpm_lock_resolution",
+        f"  /zod@3.24.1:\n    resolution: {{integrity: {_sha512_integrity()}}}\n    dev: false",
+    )
+    ben(
+        "yarn_berry_checksum",
+        f'"zod@npm:^3.24.0":\n  version: 3.24.1\n  resolution: "zod@npm:3.24.1"\n  checksum: 10c0/{hx(128)}\n  languageName: node',
+    )
+    ben(
+        "go_sum_lines",
+        f"golang.org/x/crypto v0.31.0 h1:{b64(rbytes(32))}\ngolang.org/x/crypto v0.31.0/go.mod h1:{b64(rbytes(32))}",
+    )
+    ben(
+        "cargo_lock_checksum",
+        f'[[package]]\nname = "serde"\nversion = "1.0.216"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\nchecksum = "{hx(64)}"',
+    )
+    ben(
+        "uv_lock_wheel_hash",
+        f'wheels = [\n    {{ url = "https://files.pythonhosted.org/packages/{hx(2)}/{hx(2)}/{hx(60)}/httpx-0.28.1-py3-none-any.whl", hash = "sha256:{hx(64)}", size = 73517 }},\n]',
+    )
+    ben(
+        "flake_lock_narhash",
+        json.dumps(
+            {
+                "nodes": {
+                    "nixpkgs": {
+                        "locked": {
+                            "lastModified": 1764500000,
+                            "narHash": "sha256-" + b64(rbytes(32)),
+                            "owner": "NixOS",
+                            "repo": "nixpkgs",
+                            "rev": hx(40),
+                            "type": "github",
+                        }
+                    }
+                }
+            }
+        ),
+    )
+    ben(
+        "gemfile_lock_checksums",
+        f"CHECKSUMS\n  rack (3.1.8) sha256={hx(64)}\n  rails (8.0.1) sha256={hx(64)}",
+    )
+    ben(
+        "composer_lock_dist",
+        json.dumps(
+            {
+                "name": "monolog/monolog",
+                "version": "3.8.1",
+                "dist": {
+                    "type": "zip",
+                    "url": "https://api.github.com/repos/Seldaek/monolog/zipball/" + hx(40),
+                    "reference": hx(40),
+                    "shasum": "",
+                },
+            }
+        ),
+    )
+    ben(
+        "podfile_lock_checksums",
+        f"SPEC CHECKSUMS:\n  Alamofire: {hx(40)}\n  Kingfisher: {hx(40)}\n\nPODFILE CHECKSUM: {hx(40)}\n\nCOCOAPODS: 1.16.2",
+    )
+    ben(
+        "pubspec_lock_sha256",
+        f'  http:\n    dependency: "direct main"\n    description:\n      name: http\n      sha256: "{hx(64)}"\n      url: "https://pub.dev"\n    source: hosted\n    version: "1.2.2"',
+    )
+    ben(
+        "gradle_verification_metadata",
+        f'<component group="com.squareup.okhttp3" name="okhttp" version="4.12.0">\n   <artifact name="okhttp-4.12.0.jar">\n      <sha256 value="{hx(64)}" origin="Generated by Gradle"/>\n   </artifact>\n</component>',
+    )
+    ben(
+        "bazel_http_archive_sha",
+        f'http_archive(\n    name = "rules_python",\n    sha256 = "{hx(64)}",\n    strip_prefix = "rules_python-1.0.0",\n    url = "https://github.com/bazelbuild/rules_python/releases/download/1.0.0/rules_python-1.0.0.tar.gz",\n)',
+    )
+    ben(
+        "homebrew_bottle_sha",
+        f'  bottle do\n    sha256 cellar: :any_skip_relocation, arm64_sequoia: "{hx(64)}"\n    sha256 cellar: :any_skip_relocation, x86_64_linux:  "{hx(64)}"\n  end',
+    )
+
+
 def benign_extra() -> None:
     section("vendor: source forges and CI")
     ben(
@@ -4932,6 +5034,7 @@ def build() -> None:
     benign_contexts()
     benign_prose_code_exports()
     benign_extra()
+    benign_lockfiles()
     texts = [row["text"] for row in CORPUS]
     assert len(set(texts)) == len(texts), "two samples share a text"
     assert len({b["text"] for b in BENIGN}) == len(BENIGN), "two benign entries share a text"
