@@ -2102,10 +2102,10 @@ def configs() -> None:
         key_pem.splitlines()[2],
         "provider",
     )
-    s = r(40, B64URL)
+    s = f"{r(14)}.atlasv1.{r(67, ALNUM)}"
     add(
         "terraformrc_hcl_credentials",
-        f'credentials "app.terraform.io" {{\n  token = "{r(14)}.atlasv1.{s}"\n}}',
+        f'credentials "app.terraform.io" {{\n  token = "{s}"\n}}',
         s,
         "provider",
     )
