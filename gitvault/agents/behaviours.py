@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from gitvault.agents.ledger import SessionState
     from gitvault.agents.quiet import Observed
     from gitvault.resolve import Location
+    from gitvault.vault.gitcmd import StartedGit
 
 Answer = dict[str, str]
 
@@ -60,6 +61,7 @@ class HookCall:
         self.raw = raw  # the hook input as the agent sent it
         self.cwd: Path = loc.workdir or loc.common_dir
         self._config: dict[str, str] | None = None
+        self._started: dict[str, StartedGit] = {}  # prefetch: running, answers not taken yet
         self._sections: dict[str, dict[str, Any]] = {}
         self._state: SessionState | None = None
         self.acted = False  # a behaviour ran (an unserved agent's call stores nothing)
@@ -79,8 +81,57 @@ class HookCall:
         if self._config is None:
             from gitvault.vault import gitcmd
 
-            self._config = gitcmd.gitvault_config(self.cwd)
+            started = self._started.pop("config", None)
+            self._config = (
+                gitcmd.parse_gitvault_config(started.result(check=False))
+                if started is not None
+                else gitcmd.gitvault_config(self.cwd)
+            )
         return self._config
+
+    def prefetch(self, ignored: str | None = None) -> None:
+        """Start, side by side, the git commands a tool event asks one after the other (~3 ms
+        each): the git config, vault.toml at the default vault branch (used when the config
+        names no other), and whether git ignores the worktree path `ignored`. Their answers
+        are taken where they are asked (config, settings, is_ignored); `close` reaps what
+        nobody took."""
+        from gitvault.errors import GitvaultError
+        from gitvault.pathrecall import gate
+        from gitvault.vault import gitcmd, layout
+
+        wanted = {
+            "config": (list(gitcmd.GITVAULT_CONFIG), self.cwd),
+            "toml": (["cat-file", "blob", self._toml_rev(layout.DEFAULT_BRANCH)], self.cwd),
+        }
+        if ignored is not None and self.loc.workdir is not None:
+            wanted["ignored"] = (gate.check_ignore(ignored), self.loc.workdir)
+        for key, (args, cwd) in wanted.items():
+            try:
+                self._started[key] = gitcmd.start_git(args, cwd)
+            except GitvaultError:
+                return  # no git: each answer is asked for where it is needed, as without
+
+    def is_ignored(self, rel: str) -> bool:
+        """Whether git ignores the worktree path `rel` (pathrecall.gate.ignored)."""
+        from gitvault.pathrecall import gate
+
+        started = self._started.get("ignored")
+        if started is not None and started.cmd[-1] == rel:
+            del self._started["ignored"]
+            return gate.ignored_of(started.result(check=False))
+        assert self.loc.workdir is not None
+        return gate.ignored(self.loc.workdir, rel)
+
+    def close(self) -> None:
+        """Reap the git commands prefetch started whose answers nobody asked for."""
+        for started in self._started.values():
+            started.abandon()
+        self._started.clear()
+
+    def _toml_rev(self, branch: str) -> str:
+        from gitvault.vault import layout
+
+        return f"{layout.branch_ref(branch)}:{layout.CONFIG}"
 
     def branch(self) -> str:
         from gitvault.vault import layout
@@ -92,8 +143,14 @@ class HookCall:
         if section not in self._sections:
             from gitvault.vault import gitcmd, layout
 
-            rev = f"{layout.branch_ref(self.branch())}:{layout.CONFIG}"
-            proc = gitcmd.run_git(["cat-file", "blob", rev], self.cwd, check=False)
+            rev = self._toml_rev(self.branch())
+            started = self._started.pop("toml", None)
+            if started is not None and started.cmd[-1] == rev:
+                proc = started.result(check=False)
+            else:
+                if started is not None:
+                    started.abandon()  # read at the default branch; the config names another
+                proc = gitcmd.run_git(["cat-file", "blob", rev], self.cwd, check=False)
             text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
             values = layout.read_settings(text, section)
             # Spending settings: what a travelling vault.toml may ask for, git config over it.
@@ -215,19 +272,20 @@ def file_recall_due(call: HookCall) -> bool:
         return False
     cwd = call.payload.get("cwd")
     base = Path(cwd) if isinstance(cwd, str) and cwd else None
-    listing = call.loc.state_dir / statedir.KNOWN_PATHS
+    listing = known.read(call.loc.state_dir / statedir.KNOWN_PATHS)
     for name in call.payload.get("paths") or []:
         rel = gate.project_path(name, workdir, base)
-        if rel is None or rel in call.due or known.knows(listing, rel) is False:
+        if rel is None or rel in call.due or known.lists(listing, rel) is False:
             continue
         if not shown.shown(call.loc, call.session_id, rel):
             call.due.append(rel)
+    if call.due:
+        call.prefetch(ignored=call.due[0])
     return bool(call.due)
 
 
 def recall_at_file(call: HookCall) -> Answer | None:
     from gitvault.agents import shown
-    from gitvault.pathrecall import gate
     from gitvault.pathrecall.block import LIMIT, render
     from gitvault.pathrecall.index import PathIndex
     from gitvault.vault import origin
@@ -240,7 +298,7 @@ def recall_at_file(call: HookCall) -> Answer | None:
     origins = origin.load(call.loc)
     room = LIMIT
     for rel in call.due:
-        if room < 400 or gate.ignored(call.loc.workdir, rel):
+        if room < 400 or call.is_ignored(rel):
             continue
         found = index.facts(rel)
         if found is None:

@@ -98,7 +98,10 @@ def run(adapter: Adapter, event: str, word: str, raw: str) -> str:
     try:
         if not adapter.wanted(call):
             return ""
-        answer = respond(call)
+        try:
+            answer = respond(call)
+        finally:
+            call.close()
         try:
             adapter.after(call)
         except Exception as exc:  # noqa: BLE001 - the answer still goes out

@@ -15,6 +15,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gitvault.named import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitvault.vault.processes import Finished
+
 MAX_PATH = 4096
 
 
@@ -48,5 +53,14 @@ def ignored(workdir: Path, rel: str) -> bool:
     file is never ignored). A git failure counts as ignored: say nothing rather than guess."""
     from gitvault.vault import gitcmd
 
-    proc = gitcmd.run_git(["check-ignore", "-q", "--", rel], workdir, check=False)
+    return ignored_of(gitcmd.run_git(check_ignore(rel), workdir, check=False))
+
+
+def check_ignore(rel: str) -> list[str]:
+    """The git command that says whether git ignores the worktree path `rel` (ignored_of)."""
+    return ["check-ignore", "-q", "--", rel]
+
+
+def ignored_of(proc: Finished) -> bool:
+    """check_ignore's answer: exit 1 is "not ignored"; a failure counts as ignored."""
     return proc.returncode != 1

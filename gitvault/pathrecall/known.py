@@ -77,7 +77,11 @@ def read(file: Path) -> tuple[str, bytes, bool] | None:
 def knows(file: Path, path: str) -> bool | None:
     """True: the index has history for `path`; False: it has none; None: the list cannot tell
     (no list yet, or the path is one the list cannot hold and the index knows such paths)."""
-    found = read(file)
+    return lists(read(file), path)
+
+
+def lists(found: tuple[str, bytes, bool] | None, path: str) -> bool | None:
+    """knows(), for a list already read (`read`): one read for every path a tool call names."""
     if found is None:
         return None
     _, listed, more = found

@@ -97,6 +97,12 @@ def run_git(
         raise _no_git() from exc
     except processes.Timeout as exc:
         raise GitError(f"`{' '.join(cmd)}` did not finish within {timeout:.0f}s") from exc
+    return _checked(cmd, proc, cwd, check)
+
+
+def _checked(
+    cmd: list[str], proc: processes.Finished, cwd: Path | None, check: bool
+) -> processes.Finished:
     _refused_ownership(proc, cwd)
     if check and proc.returncode != 0:
         raise GitError(
@@ -104,6 +110,39 @@ def run_git(
             f"{tail(proc.stderr) or tail(proc.stdout)}"
         )
     return proc
+
+
+class StartedGit:
+    """A git command running beside its caller (`start_git`); `result` waits for it."""
+
+    def __init__(self, cmd: list[str], cwd: Path | None, started: processes.Started) -> None:
+        self.cmd = cmd
+        self._cwd = cwd
+        self._started = started
+
+    def result(self, *, check: bool = True, timeout: float | None = None) -> processes.Finished:
+        """As run_git's: GitError when it failed (with check) or did not finish in time."""
+        try:
+            proc = self._started.finish(timeout)
+        except processes.Timeout as exc:
+            raise GitError(f"`{' '.join(self.cmd)}` did not finish within {timeout:.0f}s") from exc
+        return _checked(self.cmd, proc, self._cwd, check)
+
+    def abandon(self) -> None:
+        self._started.abandon()
+
+
+def start_git(
+    args: Sequence[str], cwd: Path | None, *, env: Mapping[str, str] | None = None
+) -> StartedGit:
+    """Start git and come back at once: commands whose answers are all needed run side by side
+    (a tool hook's three, ~3 ms each one after the other)."""
+    cmd = ["git", *args]
+    try:
+        started = processes.start(cmd, cwd=cwd, env=clean_env(env))
+    except FileNotFoundError as exc:
+        raise _no_git() from exc
+    return StartedGit(cmd, cwd, started)
 
 
 def run_git_watched(
@@ -162,10 +201,17 @@ def config_get(cwd: Path, key: str) -> str | None:
     return value if proc.returncode == 0 and value else None
 
 
+GITVAULT_CONFIG = ("config", "--get-regexp", r"^gitvault\.")  # gitvault's keys, one process
+
+
 def gitvault_config(cwd: Path) -> dict[str, str]:
     """gitvault's keys of the repository's git config (lower-cased; the first value of each),
     in one process."""
-    proc = run_git(["config", "--get-regexp", r"^gitvault\."], cwd, check=False)
+    return parse_gitvault_config(run_git(GITVAULT_CONFIG, cwd, check=False))
+
+
+def parse_gitvault_config(proc: processes.Finished) -> dict[str, str]:
+    """What `git config --get-regexp` (GITVAULT_CONFIG) printed, as gitvault_config's."""
     found: dict[str, str] = {}
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(" ")

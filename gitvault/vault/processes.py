@@ -58,6 +58,45 @@ def run(
     return Finished(proc.returncode, proc.stdout, proc.stderr)
 
 
+class Started:
+    """A child running beside its caller, its (small) output read whole by `finish`."""
+
+    def __init__(self, argv: Sequence[str], proc: subprocess.Popen[bytes]) -> None:
+        self._name = argv[0]
+        self._proc = proc
+
+    def finish(self, timeout: float | None = None) -> Finished:
+        """Wait for it (Timeout: it was killed)."""
+        try:
+            out, err = self._proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.abandon()
+            raise Timeout(f"{self._name} did not finish within {timeout}s") from exc
+        return Finished(self._proc.returncode, out, err)
+
+    def abandon(self) -> None:
+        """Its answer is not wanted: killed if it still runs, and reaped."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
+
+
+def start(
+    argv: Sequence[str], *, cwd: Path | str | None = None, env: Mapping[str, str] | None = None
+) -> Started:
+    """Start a child whose answer is wanted later (`Started.finish`), so that several run side
+    by side; stdin is nothing. Raises FileNotFoundError / OSError when it cannot start."""
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+    )
+    return Started(argv, proc)
+
+
 class Streaming:
     """A running child's stdout, chunk by chunk (iterate), then how it ended (`finish`)."""
 

@@ -274,3 +274,22 @@ def test_the_block_loads_neither_typing_nor_openssl(project: Repo, event: str, n
     )
     assert done.stderr == "[]", done.stderr
     assert "Memory of hello.txt (" in _context("claude", event, done.stdout)
+
+
+def test_a_vault_branch_of_another_name_is_read_for_the_settings(repo_factory: Any) -> None:
+    """The tool hook reads the git config, vault.toml and git's ignore rules side by side,
+    vault.toml at the default branch's name before the config says which branch holds it: a
+    clone whose vault lives on another branch gets that branch's settings, never those of a
+    branch that happens to bear the default name."""
+    repo: Repo = repo_factory("other", install=False)
+    repo.git("branch", "vault")  # someone else's branch at the default name
+    repo.git("config", "gitvault.branch", "memory")
+    assert repo.gv("install", "--agent", "claude").code == 0
+    repo.branch_name = "memory"
+    repo.commit("Greet the world", {"hello.txt": "hello world\n"})
+    set_config(repo, "recall", edit_time=False)
+    off = _run("claude", "file-read", _input("claude-PostToolUse-Read", repo, "s1"), repo)
+    assert off["stdout"] == "", "memory's vault.toml turns edit-time recall off"
+    set_config(repo, "recall", edit_time=True)
+    on = _run("claude", "file-read", _input("claude-PostToolUse-Read", repo, "s2"), repo)
+    assert "Memory of hello.txt (" in _context("claude", "file-read", on["stdout"])

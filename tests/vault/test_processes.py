@@ -93,3 +93,29 @@ def test_git_missing_from_path_is_a_clear_error(
         gitcmd.stream_git(["log"], repo.path),
     ):
         pass
+
+
+def test_started_children_run_side_by_side_and_an_unwanted_one_is_killed(tmp_path: Path) -> None:
+    # Each child waits for the other's file: only children running at once both finish.
+    a, b, pid_file = tmp_path / "a", tmp_path / "b", tmp_path / "pid"
+    wait_for = "i=0; while [ ! -e {f} ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; cat {f}"
+    first = processes.start(["sh", "-c", f"echo one > {a}; " + wait_for.format(f=b)])
+    second = processes.start(["sh", "-c", f"echo two > {b}; " + wait_for.format(f=a)])
+    assert first.finish(timeout=30) == processes.Finished(0, b"two\n", b"")
+    assert second.finish(timeout=30) == processes.Finished(0, b"one\n", b"")
+    unwanted = processes.start(["sh", "-c", f"echo $$ > {pid_file}; exec sleep 30"])
+    wait_until(pid_file.exists, what="the child to start")
+    unwanted.abandon()
+    assert _gone(int(pid_file.read_text()))
+    slow = processes.start(["sh", "-c", f"echo $$ > {pid_file}.2; exec sleep 30"])
+    with pytest.raises(processes.Timeout):
+        slow.finish(timeout=0.5)
+    assert _gone(int((tmp_path / "pid.2").read_text()))
+
+
+def test_a_started_git_fails_as_run_git_does(repo: Repo) -> None:
+    started = gitcmd.start_git(["cat-file", "blob", "HEAD:no-such-file"], repo.path)
+    with pytest.raises(gitcmd.GitError, match="cat-file"):
+        started.result()
+    ok = gitcmd.start_git(["rev-parse", "HEAD"], repo.path).result()
+    assert ok.stdout.decode().strip() == repo.head()
