@@ -387,8 +387,18 @@ def redact(
             roots += _first_rewritten(loc, done_private.old_tip, done_private.renamed)
         search.drop(loc)
         copies = drop_copies(loc, set(roots))
-        scrubbed = statedir.replace_text(loc, needle, REPLACEMENT)
+        scrubbed = scrub_state_files(loc, needle)
         return Redacted(plan, done, done_private, record, copies, scrubbed)
+
+
+def scrub_state_files(loc: Location, needle: bytes) -> list[str]:
+    """statedir.replace_text under the lock a sync records what it took under: a record
+    appended between the rewrite's read and its rename would otherwise be lost (an item a
+    teammate's vault brought would then look local)."""
+    from gitvault.vault import origin
+
+    with origin.locked(loc):
+        return statedir.replace_text(loc, needle, REPLACEMENT)
 
 
 def _redact_target(vault: Vault, private: Vault | None, ident: str) -> history.Target:

@@ -292,13 +292,14 @@ def record(
     """Remember files taken from a remote (called under the sync lock, before the merge is
     published: a crash in between over-marks, never under-marks). A path already on record
     keeps its review decision."""
-    with _locked(loc):
+    with locked(loc):
         _record(loc, remote, url, files, review, digest_lines)
 
 
-def _locked(loc: Location) -> Any:
+def locked(loc: Location) -> Any:
     """Syncs of different remotes run at once: the record is read and rewritten under a
-    short lock of its own."""
+    short lock of its own (a redaction rewriting the state files holds it too, so that no
+    record a sync appends meanwhile is lost)."""
     from gitvault.vault.locking import file_lock
 
     statedir.ensure(loc)
@@ -344,7 +345,7 @@ def _record(
 def decide(loc: Location, paths: Iterable[str], decision: str) -> list[str]:
     """Accept or reject files on record; the paths changed."""
     assert decision in (ACCEPTED, REJECTED)
-    with _locked(loc):
+    with locked(loc):
         return _decide(loc, paths, decision)
 
 
@@ -365,7 +366,7 @@ def _decide(loc: Location, paths: Iterable[str], decision: str) -> list[str]:
 
 def folded(loc: Location, paths: Iterable[str]) -> None:
     """The fold read these accepted items: they no longer wait for one."""
-    with _locked(loc):
+    with locked(loc):
         current = load(loc)
         changed = False
         for path in paths:

@@ -174,3 +174,33 @@ def test_a_redaction_reaches_the_log(repo: Repo) -> None:
     assert statedir.ORIGINS_LOG in rewritten
     assert b"sekrit" not in _log(loc).read_bytes()
     assert origin.load(loc).of(_note(1)).author == "dev [REDACTED]"  # type: ignore[union-attr]
+
+
+def _redact_in_process(where: str) -> None:
+    from gitvault.memory.forget import scrub_state_files
+
+    loc = resolve(Path(where))
+    for _ in range(40):
+        scrub_state_files(loc, b"sekrit")
+
+
+def test_a_redaction_loses_no_record_a_sync_appends_meanwhile(repo: Repo) -> None:
+    """A redaction rewrites the log whole (read, replace, rename) while syncs append to it:
+    it does so under the syncs' lock, or a record appended in between is lost (without the
+    lock: lost in 1 of 3 runs here)."""
+    loc = resolve(repo.path)
+    _record(loc, [_note(10_000)], author="dev sekrit")  # the log holds what is redacted
+    ctx = multiprocessing.get_context("spawn")
+    redactor = ctx.Process(target=_redact_in_process, args=(str(repo.path),))
+    recorders = [
+        ctx.Process(target=_record_in_process, args=((str(repo.path), k * 100),)) for k in range(3)
+    ]
+    redactor.start()
+    for proc in recorders:
+        proc.start()
+    for proc in [redactor, *recorders]:
+        proc.join(120)
+        assert proc.exitcode == 0
+    expected = {_note(i) for k in range(3) for i in range(k * 100, k * 100 + 20)}
+    assert set(origin.load(loc).files) == expected | {_note(10_000)}
+    assert b"sekrit" not in _log(loc).read_bytes()
