@@ -110,7 +110,7 @@ def _compiled(pattern: Any, flags: int) -> Any:
     flags = int(flags)  # a RegexFlag is an int marshal refuses
     key = (pattern, flags)
     entry = _store.get(key)
-    if entry is not None:
+    if entry is not None and _valid(key, entry):
         try:
             restored = _sre.compile(pattern, *entry)
         except Exception:  # noqa: BLE001 - a stored program the engine refuses: compile again
@@ -166,7 +166,7 @@ def _parse(data: bytes) -> dict[tuple[str | bytes, int], _Entry]:
         return {}
     if header != _header() or not isinstance(entries, dict):
         return {}
-    return {k: v for k, v in entries.items() if _valid(k, v)}
+    return entries  # each entry is checked when it is used (_valid, then the engine's own check)
 
 
 def _valid(key: object, entry: object) -> bool:
@@ -178,8 +178,7 @@ def _valid(key: object, entry: object) -> bool:
         and isinstance(entry, tuple)
         and len(entry) == 5
         and type(entry[0]) is int
-        and isinstance(entry[1], list)
-        and all(type(op) is int for op in entry[1])
+        and isinstance(entry[1], list)  # of ints: the engine refuses anything else
         and type(entry[2]) is int
         and isinstance(entry[3], dict)
         and isinstance(entry[4], tuple)

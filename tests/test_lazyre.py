@@ -130,7 +130,9 @@ def test_every_kept_program_is_the_one_re_compiles() -> None:
         lazyre._store.update(saved[1])
 
 
-@pytest.mark.parametrize("kind", ["garbage", "torn", "another-python", "refused", "link", "fifo"])
+@pytest.mark.parametrize(
+    "kind", ["garbage", "torn", "another-python", "refused", "not-ints", "link", "fifo"]
+)
 def test_a_store_that_is_not_this_pythons_is_ignored_and_replaced(
     tmp_path: Path, kind: str
 ) -> None:
@@ -144,12 +146,14 @@ def test_a_store_that_is_not_this_pythons_is_ignored_and_replaced(
         target.write_bytes(os.urandom(4096))
     elif kind == "torn":
         target.write_bytes(good[: len(good) // 2])
-    elif kind in ("another-python", "refused"):
+    elif kind in ("another-python", "refused", "not-ints"):
         header, entries = marshal.loads(good[4:])
         if kind == "another-python":
             header = (*header[:2], "2.7.18 (default)", *header[3:])
-        else:  # a program the engine refuses, under a valid checksum
+        elif kind == "refused":  # a program the engine refuses, under a valid checksum
             entries = {k: (v[0], [999999] * len(v[1]), *v[2:]) for k, v in entries.items()}
+        else:
+            entries = {k: (v[0], ["op"] * len(v[1]), *v[2:]) for k, v in entries.items()}
         body = marshal.dumps((header, entries))
         target.write_bytes(zlib.crc32(body).to_bytes(4, "big") + body)
     elif kind == "link":
