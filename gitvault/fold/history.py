@@ -1062,7 +1062,13 @@ class _Brief(NamedTuple):
     parents: tuple[str, ...]
     replaces: tuple[str, ...]
     merge: bool
-    copy_key: str
+    copy_key: bytes  # a digest of the note's copy key (the subject and every file, whole)
+
+
+def _digest(text: str) -> bytes:
+    """16 bytes standing for a text a rebuild keeps for every note only to compare it (a
+    collision, at 2**-128 a pair, is never met)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _fill(
@@ -1073,18 +1079,21 @@ def _fill(
     (the newest note's date, the horizon's cutoff)."""
     briefs: list[_Brief] = []
     rows: list[tuple[object, ...]] = []
+    # One string per commit id, however many notes name it (as itself and as a parent): a
+    # brief of each of a whole history's notes stays in memory until the depths are known.
+    ids: dict[str, str] = {}
     for note in notes:
         if note is None:
             continue
         fix = counted_fix(note.subject, note.names)
         brief = _Brief(
             len(briefs) + 1,
-            note.sha,
+            ids.setdefault(note.sha, note.sha),
             note.when,
-            note.parents,
+            tuple(ids.setdefault(p, p) for p in note.parents),
             note.replaces,
             note.merge,
-            note.copy_key,
+            _digest(note.copy_key),
         )
         briefs.append(brief)
         rows.append((brief.id, *_row(note, 0, past=False, counted=False, fix=fix)))
@@ -1099,7 +1108,7 @@ def _fill(
     record = [b for b in briefs if cutoff is None or b.when >= cutoff]
     depth = _depths(record)
     replaced = {r for b in record for r in b.replaces}
-    winners: dict[str, _Brief] = {}
+    winners: dict[bytes, _Brief] = {}
     for brief in record:
         if brief.merge or brief.sha in replaced:
             continue
@@ -1119,7 +1128,7 @@ def _fill(
         "INSERT INTO replaced SELECT ?, sha, path FROM notes WHERE id = ?",
         ((r, b.id) for b in record for r in b.replaces),
     )
-    del briefs, record, winners
+    del briefs, record, winners, ids
     # The counts are summed by SQLite: a Counter of a whole history's keys (every pair of
     # files changed together) was most of a first fold's memory. Only COUNT_KEYS distinct
     # keys wait in memory at a time, and each flush adds them to what the table holds.
@@ -1161,7 +1170,7 @@ def _add_counts(
 
 def _depths(notes: Iterable[_Brief | Note]) -> dict[str, int]:
     """Each noted commit's depth in the ancestry the notes record (parents first)."""
-    parents = {n.sha: list(n.parents) for n in notes}
+    parents = {n.sha: n.parents for n in notes}
     depth: dict[str, int] = {}
     for start in parents:
         stack = [start]

@@ -25,8 +25,7 @@ _LOG_ARGS = [
     "core.packedGitLimit=64m",
     # and its cache of delta bases (96 MB by default) fills up over a long history: git/git's
     # newest 6,000 first-parent commits, 219 -> 154 MB peak, CPU 34.2 s both (load ~7).
-    "-c",
-    "core.deltaBaseCacheLimit=32m",
+    *gitcmd.SMALL_DELTA_CACHE,
     "log",
     "-z",
     "--numstat",

@@ -94,12 +94,12 @@ def _clean(text: str) -> str:
     return _CONTROL.sub("", _BREAKS.sub("\n", text))
 
 
-def _scrubbed_message(message: str, redact: _Redactor | None = None) -> tuple[str, str]:
+def _scrubbed_message(message: str, redact: _Redactor) -> tuple[str, str]:
     """The commit message's subject and body, split as CommitInfo splits them, after the whole
     message is redacted at once: scrubbed apart, a secret across the two was missed (``cat
     config/master.key`` / the key on the next line, a table whose header is the subject, a
     token wrapped onto the next line)."""
-    message = scrub_secrets(message)[0] if redact is None else redact(message)
+    message = redact(message)
     parts = message.split("\n", 1)
     return parts[0].strip(), parts[1].strip("\n") if len(parts) > 1 else ""
 
@@ -128,6 +128,13 @@ def _cap_bytes(text: str, max_bytes: int) -> str:
 
 def render(info: CommitInfo, ctx: NoteContext) -> str:
     """The note's text: deterministic for a commit and context, at most NOTE_MAX_BYTES."""
+    return _rendered(info, ctx)[0]
+
+
+def _rendered(info: CommitInfo, ctx: NoteContext) -> tuple[str, str]:
+    """The note's text and its redacted subject line, from one pass of the secret filter over
+    each field (the vault commit's message names the subject: scrubbing the message again
+    for it cost a second pass of the filter over every message too long to be remembered)."""
     insertions = sum(f.added or 0 for f in info.files)
     deletions = sum(f.deleted or 0 for f in info.files)
     # Every front-matter field is bounded, so the fixed part of a note always fits in 2 KB
@@ -140,7 +147,9 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
     branch = _cap_bytes(redact(_one_line(ctx.branch)), NAME_MAX_BYTES) if ctx.branch else None
     worktree = _cap_bytes(redact(_one_line(ctx.worktree)), NAME_MAX_BYTES) if ctx.worktree else None
     subject, body = _scrubbed_message(info.message, redact)
-    subject = _one_line(subject).strip()
+    subject = _one_line(subject)
+    line = subject[:72]
+    subject = subject.strip()
     body = _clean(body).strip()
     file_lines = [_fmt_stat(f, redact) for f in info.files]
     meta = {
@@ -184,7 +193,7 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
 
     text = assemble(body, len(file_lines))
     if len(text.encode()) <= NOTE_MAX_BYTES:
-        return text
+        return text, line
     # Over budget: the message gets the room the file list does not need, and at least half
     # of it when the list needs more (a long message beside a short list was cut at half, the
     # rest of the budget left empty: its later words were never searchable); then as many
@@ -200,7 +209,7 @@ def render(info: CommitInfo, ctx: NoteContext) -> str:
     text = assemble(body_cut, shown)
     if len(text.encode()) > NOTE_MAX_BYTES:  # pathological subject/author: cut the body away
         text = assemble(_fit(body, 0, "message"), 0)
-    return text
+    return text, line
 
 
 def _fit(text: str, max_bytes: int, what: str) -> str:
@@ -215,12 +224,10 @@ def _fit(text: str, max_bytes: int, what: str) -> str:
 def note_write(info: CommitInfo, ctx: NoteContext) -> Write:
     """The vault write for a commit's note, rendered and validated: the one path by which the
     drainer and backfill produce notes. Raises NoteInvalid when the note fails the schema."""
-    text = render(info, ctx)
+    text, subject = _rendered(info, ctx)
     meta, _ = frontmatter.parse(text)
     problems = schemas.errors("note.schema.json", meta)
     if problems or meta.get("sha") != info.sha:
         detail = problems[0] if problems else "the note reads back a different sha"
         raise NoteInvalid(f"the note for {info.sha[:12]} does not match the schema: {detail}")
-    # the whole message redacted at once, as render did (remembered for a short message)
-    subject = _one_line(_scrubbed_message(info.message, _Redactor())[0])[:72]
     return Write({note_path(info): text.encode()}, f"note {info.sha[:7]} {subject}")

@@ -6,6 +6,8 @@ vault branch), a real SQLite cache."""
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -285,3 +287,34 @@ def test_a_forward_update_reads_only_the_new_notes(
     assert ("file", "f1.py", "", 43 + 3) in forward["counts"]
     read.clear()
     assert mined.forward()[0] is None and read == []  # nothing new: nothing read
+
+
+def test_a_rebuild_reads_the_vault_with_gits_delta_cache_bounded(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild lists and reads every note (`ls-tree -r`, `cat-file --batch`): with git's
+    default 96 MB cache of delta bases, those children outgrew the fold itself on git/git
+    (171 and 180 MB against its 148 MB). Every such git run here carries the bound."""
+    mined = Mined(repo)
+    add(
+        mined.vault,
+        *(
+            note(f"c{i}", f"Change {i}", [f"f{i % 5}.py"], START + i, [f"c{i - 1}"])
+            for i in range(20)
+        ),
+    )
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    why, built = mined.forward()
+    assert why == "no mined history yet" and built["present"], "a rebuild read the notes"
+    runs = log.read_text().splitlines()
+    readers = [r for r in runs if " cat-file --batch" in r or (" ls-tree " in r and " -r " in r)]
+    assert any("cat-file" in r for r in readers) and any("ls-tree" in r for r in readers), runs
+    assert all("core.deltaBaseCacheLimit=32m" in r for r in readers), readers

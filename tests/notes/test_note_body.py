@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitvault.fold import history
 from gitvault.fold.items import _compact_note
 from gitvault.notes import commits, render
+from gitvault.scrub.engine import Scrubbed
 from gitvault.vault import frontmatter, notebody
 
 _WORDS = st.text(alphabet="abcdefghij klmnop#-_.:()[]0123456789", min_size=1, max_size=40)
@@ -119,3 +121,32 @@ def test_a_secret_across_the_subjects_line_break_is_redacted_in_the_note_and_its
         write = render.note_write(info, render.NoteContext("main", "main"))
         assert secret not in note and secret not in write.message, note
         assert "[REDACTED:" in note
+
+
+def test_each_field_of_a_note_passes_the_secret_filter_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A note is scrubbed exactly once on its way into the vault: the vault commit's message
+    takes the subject the note's own pass redacted. A message too long for the remembered
+    answers was scrubbed a second time for the commit message (on git/git, most of them)."""
+    seen: list[str] = []
+    real = render.scrub_secrets
+
+    def counting(text: str) -> tuple[str, list[Scrubbed]]:
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(render, "scrub_secrets", counting)
+    render._scrubbed.cache_clear()  # a remembered answer would hide a second pass
+    key = "6a50431f9b020d8fa0e88d9ed3658c32"
+    paragraphs = "\n\n".join(f"Paragraph {i} says why, at some length." for i in range(40))
+    message = f"cat config/master.key\n\n{key}\n\n{paragraphs}"
+    assert len(message) > render._REPEATED, "long enough not to be remembered"
+    info = replace(_info("x", "", [("src/a.py", 1), ("src/b.py", 2)]), message=message)
+    write = render.note_write(info, render.NoteContext("main", "main"))
+    assert seen.count(message) == 1, "the message went through the filter once"
+    assert len(seen) == len(set(seen)), f"a field scrubbed twice: {seen}"
+    text = b"".join(bytes(d or b"") for d in write.changes.values()).decode()
+    assert key not in text and key not in write.message
+    assert "[REDACTED:" in text
+    assert write.message == "note ccccccc cat config/master.key"
