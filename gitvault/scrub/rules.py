@@ -319,8 +319,11 @@ class Rule(NamedTuple):
     engine from searching for the pattern's literal prefix). ``span_of`` picks (and checks) the
     value to replace; without it the group ``secret`` is replaced. ``gated``: the pattern with
     look-aheads that rule out, inside the regex engine, what ``span_of`` would refuse anyway (a
-    name without a secret word, a token without a digit); the filter searches with it,
-    ``engine.reference_spans`` with ``pattern`` (a test keeps the two results equal).
+    token that cannot be base64 of text, a URL path without a key word); the filter searches
+    with it, ``engine.reference_spans`` with ``pattern`` (a test keeps the two results equal).
+    Only where it pays: a look-ahead for a secret word tried at every word of a window (the
+    name-bearing rules had one) cost 2-3x the plain search and ``span_of`` refusing the names
+    it kept out (bench/secrets/compare.py).
     """
 
     kind: str
@@ -937,10 +940,6 @@ _NAME_LITERALS: tuple[str, ...] = (
     *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
     *("private", "pfx", "p12"),
 )
-# the same inside a regex, at the start of a name: a name without any is no secret name
-_NAME_GATE = r"(?=[\w.-]*?(?i:" + "|".join(_NAME_LITERALS) + "))"
-# and what an assignment also reads: a login pair under an auth / login name
-_ASSIGN_GATE = r"(?=[\w.-]*?(?i:" + "|".join((*_NAME_LITERALS, "auth", "login")) + "))"
 
 
 def _name_parts(name: str) -> list[str]:
@@ -980,7 +979,6 @@ _ASSIGN_TAIL = (
     r"|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
 )
 _ASSIGN = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
-_ASSIGN_GATED = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_GATE + _ASSIGN_TAIL)
 _TEMPLATE = lazyre.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
 
 
@@ -2184,10 +2182,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_secret_flag,
         reach=LINES,
-        gated=_rx(
-            r"(?<![\w-])--?(?P<name>" + _NAME_GATE + r"[A-Za-z][\w.-]{2,40})(?P<op>=|[ \t]+)"
-            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`]{4,})"
-        ),
     ),
     Rule(
         "short_flag_secret",
@@ -2340,7 +2334,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_assignment,
         reach=LINES,
-        gated=_ASSIGN_GATED,
     ),
     Rule(
         "secret_directive",
@@ -2354,13 +2347,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_directive,
         reach=LINES,
-        gated=_rx(
-            r"(?:^|(?<=[ \t;]))(?P<name>(?=[\w.:/@-]*?(?i:" + "|".join(_NAME_LITERALS) + r"))"
-            r"[A-Za-z_/][\w.:/@-]{1,100})[ \t]+"
-            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
-            r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
-            re.MULTILINE,
-        ),
     ),
     Rule(
         "spoken_secret",
@@ -2469,12 +2455,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_setter,
         reach=LINES,
-        gated=_rx(
-            r"(?<![\w$])(?P<name>(?=\w*?(?i:" + "|".join(_NAME_LITERALS) + r"))[A-Za-z_]\w*)"
-            r"[ \t]*\([ \t]*(?P<q>['\"])(?P<secret>[^'\"\n]+)(?P=q)[ \t]*\)"
-            r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
-            r"(?P<svalue>[^'\"\n]+)(?P=sq)"
-        ),
     ),
     Rule(
         "named_argument",
