@@ -13,6 +13,7 @@ import bisect
 import functools
 import re
 from collections.abc import Iterator
+from itertools import chain
 
 from gitvault import lazyre
 from gitvault.named import NamedTuple
@@ -79,6 +80,9 @@ class _Automata(NamedTuple):
     exact: AhoCorasick
     folded_keys: tuple[tuple[str, bool], ...]
     exact_keys: tuple[tuple[str, bool], ...]
+    rules_of: dict[tuple[str, bool], tuple[int, ...]]  # a literal: the rules that name it
+    chars: tuple[tuple[str, bool, tuple[int, ...]], ...]  # a one-character literal: its rules
+    always: tuple[int, ...]  # the rules with the empty literal (every text)
 
 
 @functools.cache
@@ -89,15 +93,21 @@ def _automata() -> _Automata:
     from ahocorasick_rs import AhoCorasick, Implementation  # (imported here: see above)
 
     words: dict[bool, set[str]] = {True: set(), False: set()}
-    for rule in RULES:
+    rules_of: dict[tuple[str, bool], list[int]] = {}
+    for index, rule in enumerate(RULES):
         words[rule.folded].update(literal for literal in rule.literals if len(literal) > 1)
         words[True].update(rule.context)
+        for literal in rule.literals:
+            rules_of.setdefault((literal, rule.folded), []).append(index)
     folded, exact = sorted(words[True]), sorted(words[False])
     return _Automata(
         AhoCorasick(folded, implementation=Implementation.DFA),
         AhoCorasick(exact, implementation=Implementation.DFA),
         tuple((word, True) for word in folded),
         tuple((word, False) for word in exact),
+        {key: tuple(rules) for key, rules in rules_of.items() if len(key[0]) > 1},
+        tuple((c, f, tuple(rules)) for (c, f), rules in rules_of.items() if len(c) == 1),
+        tuple(sorted({*rules_of.get(("", False), []), *rules_of.get(("", True), [])})),
     )
 
 
@@ -106,7 +116,7 @@ class _Scan:
     (every literal of every rule found in one pass over the text and one over its lower-cased
     form, ``_automata``), where its lines start."""
 
-    __slots__ = ("text", "lower", "exact", "_hits", "_chars", "_lines")
+    __slots__ = ("text", "lower", "exact", "_hits", "_chars", "_windows", "_lines")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -114,6 +124,7 @@ class _Scan:
         self.exact = len(self.lower) == len(text)  # lower-casing kept every position (no İ)
         self._hits: dict[tuple[str, bool], list[int]] | None = None
         self._chars: dict[tuple[str, bool], list[int]] = {}
+        self._windows: dict[tuple[str, bool], list[Span]] = {}
         self._lines: list[int] | None = None
 
     def hits(self, literal: str, folded: bool) -> list[int]:
@@ -121,6 +132,10 @@ class _Scan:
         when ``folded``), at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
         if len(literal) == 1:
             return self._char_hits(literal, folded)
+        return self._table().get((literal, folded), _NO_HITS)
+
+    def _table(self) -> dict[tuple[str, bool], list[int]]:
+        """Where each literal longer than one character occurs (found once: both automata)."""
         table = self._hits
         if table is None:
             table = self._hits = {}
@@ -135,7 +150,19 @@ class _Scan:
                         table[keys[index]] = [start]
                     elif len(found) <= _MAX_WINDOWS:
                         found.append(start)
-        return table.get((literal, folded), _NO_HITS)
+        return table
+
+    def live(self) -> list[int]:
+        """The rules one of whose literals occurs, in the table's order (the others cannot
+        match: they are not looked at)."""
+        automata = _automata()
+        live = set(automata.always)
+        for key in self._table():
+            live.update(automata.rules_of.get(key, ()))
+        for char, folded, rules in automata.chars:
+            if char in (self.lower if folded else self.text):
+                live.update(rules)
+        return sorted(live)
 
     def _char_hits(self, char: str, folded: bool) -> list[int]:
         found = self._chars.get((char, folded))
@@ -164,6 +191,27 @@ class _Scan:
             nxt += 1
         return min(nxt, last)
 
+    def line_windows(self, literal: str, folded: bool) -> list[Span]:
+        """The lines holding ``literal``, each with the next line that is not blank, joined
+        where they meet (``Rule.reach`` ``LINES``); the same list for every rule naming it."""
+        key = (literal, folded)
+        windows = self._windows.get(key)
+        if windows is None:
+            starts, size = self.line_starts(), len(self.text)
+            windows = self._windows[key] = []
+            last = -1
+            for at in self.hits(literal, folded):
+                line = bisect.bisect_right(starts, at) - 1
+                if line == last:
+                    continue
+                last = line
+                start, end = starts[line], min(size, starts[self.next_line(line) + 1])
+                if windows and start <= windows[-1][1]:
+                    windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+                else:
+                    windows.append((start, end))
+        return windows
+
     def line_starts(self) -> list[int]:
         if self._lines is None:
             text = self.text
@@ -180,33 +228,28 @@ class _Scan:
 def _windows(scan: _Scan, rule: Rule) -> list[Span]:
     """The stretches of the text to scan for ``rule`` (see ``Rule.reach``): the union of the
     windows around each literal's occurrences; [] when none occurs."""
+    found = [scan.hits(literal, rule.folded) for literal in rule.literals]
+    total = sum(map(len, found))
+    if total > _MAX_WINDOWS:
+        return [(0, len(scan.text))]
+    if not total:
+        return []
+    if rule.reach == LINES:  # each literal's lines (found once for every rule naming it)
+        lines = [
+            scan.line_windows(literal, rule.folded)
+            for literal, where in zip(rule.literals, found, strict=True)
+            if where
+        ]
+        return lines[0] if len(lines) == 1 else _union(sorted(chain.from_iterable(lines)))
     hits: list[int] = []
     widths: dict[int, int] = {}
-    for literal in rule.literals:
-        for at in scan.hits(literal, rule.folded):
+    for literal, where in zip(rule.literals, found, strict=True):
+        for at in where:
             hits.append(at)
             widths[at] = max(widths.get(at, 0), len(literal))
-        if len(hits) > _MAX_WINDOWS:
-            return [(0, len(scan.text))]
-    if not hits:
-        return []
     hits.sort()
     size = len(scan.text)
     windows: list[Span] = []
-    if rule.reach == LINES:  # the literal's line and the next that is not blank
-        starts = scan.line_starts()
-        last = -1
-        for at in hits:
-            line = bisect.bisect_right(starts, at) - 1
-            if line == last:
-                continue
-            last = line
-            start, end = starts[line], min(size, starts[scan.next_line(line) + 1])
-            if windows and start <= windows[-1][1]:
-                windows[-1] = (windows[-1][0], max(windows[-1][1], end))
-            else:
-                windows.append((start, end))
-        return windows
     for at in hits:  # a match's lookahead may look one character past its end
         start, end = max(0, at - rule.reach), min(size, at + widths[at] + rule.reach + 1)
         if windows and start <= windows[-1][1]:
@@ -220,8 +263,7 @@ def _windows(scan: _Scan, rule: Rule) -> list[Span]:
 # "ab"\n"cd" in Python, 'ab' || 'cd' in SQL), a shell line continued with a backslash, a long
 # token wrapped onto the next line (a line holding only a token, the next one starting with
 # one: a terminal, a 76-column base64 file, a quoted e-mail's "> "; only the line break is
-# the join).
-# Two patterns, searched side by side as one alternation would be (``_joins``): one that
+# the join). Two patterns, searched side by side as one alternation would be (``_joins``): one that
 # starts with a quote or a backslash, so that the regex engine skips to those characters, and
 # the wrapped token's line. (As one alternation, no first character is known: 0.15 ms of a
 # 2 KB note went to trying it at every position.)
@@ -312,7 +354,7 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
 
     Overlapping values become one span named after the earliest rule; a value overlapping a
     ``[REDACTED:…]`` marker is left alone. A value split over lines or concatenated from
-    string pieces (see ``_JOIN``) is found as one and redacted with what joins its pieces.
+    string pieces (see ``_joins``) is found as one and redacted with what joins its pieces.
     """
     found = _found(text)
     found += _joined(text)
@@ -333,7 +375,8 @@ def reference_spans(text: str) -> list[tuple[int, int, str]]:
 def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
     scan = _Scan(text)
     found: list[tuple[int, int, int]] = []
-    for index, rule in enumerate(RULES):
+    for index in scan.live() if prefilter else range(len(RULES)):
+        rule = RULES[index]
         if rule.context:  # part of the rule: it applies only to a text holding one of these
             for word in rule.context:
                 if scan.hits(word, True):
@@ -365,6 +408,17 @@ def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
                     if low < high:
                         found.append((low, high, index))
     return found
+
+
+def _union(spans: list[Span]) -> list[Span]:
+    """Sorted spans, those that overlap or touch joined."""
+    out = [spans[0]]
+    for start, end in spans[1:]:
+        if start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _prefiltered(scan: _Scan, rule: Rule) -> list[Span]:
