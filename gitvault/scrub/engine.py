@@ -116,7 +116,7 @@ class _Scan:
     (every literal of every rule found in one pass over the text and one over its lower-cased
     form, ``_automata``), where its lines start."""
 
-    __slots__ = ("text", "lower", "exact", "_hits", "_chars", "_windows", "_lines")
+    __slots__ = ("text", "lower", "exact", "_hits", "_chars", "_windows", "_runs", "_lines")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -125,6 +125,7 @@ class _Scan:
         self._hits: dict[tuple[str, bool], list[int]] | None = None
         self._chars: dict[tuple[str, bool], list[int]] = {}
         self._windows: dict[tuple[str, bool], list[Span]] = {}
+        self._runs: dict[int, list[Span]] = {}
         self._lines: list[int] | None = None
 
     def hits(self, literal: str, folded: bool) -> list[int]:
@@ -211,6 +212,19 @@ class _Scan:
                 else:
                     windows.append((start, end))
         return windows
+
+    def runs(self, size: int) -> list[Span]:
+        """The stretches of ``size`` or more characters without whitespace (``Rule.run``)."""
+        found = self._runs.get(size)
+        if found is None:
+            text, at = self.text, 0
+            found = self._runs[size] = []
+            for word in text.split():
+                if len(word) >= size:  # (its first occurrence from here is itself: every
+                    at = text.find(word, at)  # word before it is shorter or already passed)
+                    found.append((at, at + len(word)))
+                    at += len(word)
+        return found
 
     def line_starts(self) -> list[int]:
         if self._lines is None:
@@ -423,11 +437,11 @@ def _union(spans: list[Span]) -> list[Span]:
 
 def _prefiltered(scan: _Scan, rule: Rule) -> list[Span]:
     """The stretches of the text where ``rule`` can match: [] when every literal is missing,
-    else the windows around its literals (see ``Rule.reach``)."""
+    else the windows around its literals (see ``Rule.reach``), or its long tokens (``run``)."""
     if rule.reach == TEXT or (rule.folded and not scan.exact):  # (`lower` positions differ)
         for literal in rule.literals:
             if scan.has(literal, rule.folded):
-                return [(0, len(scan.text))]
+                return scan.runs(rule.run) if rule.run else [(0, len(scan.text))]
         return []  # none of the rule's literals: skip it
     return _windows(scan, rule)
 

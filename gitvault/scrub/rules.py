@@ -324,6 +324,8 @@ class Rule(NamedTuple):
     Only where it pays: a look-ahead for a secret word tried at every word of a window (the
     name-bearing rules had one) cost 2-3x the plain search and ``span_of`` refusing the names
     it kept out (bench/secrets/compare.py).
+    ``run`` (a rule that reads the whole text): every match lies inside a stretch of at least
+    this many characters without whitespace (a long token); only those stretches are scanned.
     """
 
     kind: str
@@ -335,6 +337,7 @@ class Rule(NamedTuple):
     after: re.Pattern[str] | None = None
     span_of: SpanOf | None = None
     gated: re.Pattern[str] | None = None
+    run: int = 0
 
 
 # ----------------------------------------------------------------------------- value checks
@@ -2089,12 +2092,14 @@ RULES: tuple[Rule, ...] = (
             r"(?<![\w+/-])(?=[A-Za-z0-9+/_-]{16})(?:[CDI-Za-f][A-Za-z0-9+/_-]{3})+"
             r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{0,2})?={0,2}(?![\w+/=-])"
         ),
+        run=16,
     ),
     Rule(
         "random_token",
         _rx(r"(?<![\w.~-])[A-Za-z0-9][\w.~-]{18,}(?<=[\w~])=*(?![\w.~-])"),
         ("",),
         span_of=_random_token,
+        run=19,
     ),
     # --------------------------------------------------------------------- context rules
     Rule(

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gitvault.scrub import engine
-from gitvault.scrub.rules import RULES
+from gitvault.scrub.rules import RULES, TEXT
 from tests.support.secret_corpora import load
 
 CORPORA = (
@@ -69,6 +69,15 @@ def test_only_the_rules_whose_literal_occurs_are_live() -> None:
             if any(literal in (scan.lower if rule.folded else text) for literal in rule.literals)
         ]
         assert scan.live() == expected, text[:120]
+
+
+def test_the_long_tokens_a_rule_reads_are_every_stretch_without_whitespace_that_long() -> None:
+    assert {rule.reach for rule in RULES if rule.run} == {TEXT}  # (only there is it read)
+    for text in TEXTS:
+        scan = engine._Scan(text)
+        for size in sorted({rule.run for rule in RULES if rule.run}):
+            expected = [m.span() for m in re.finditer(r"\S+", text) if len(m.group()) >= size]
+            assert scan.runs(size) == expected, text[:120]
 
 
 # the two join patterns as the one alternation they stand for (their group names differ)
