@@ -66,6 +66,7 @@ _MARKER = re.compile(r"\[REDACTED:[^\]\n]*\]")
 
 
 _MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
+_SHORTEST_RUN = min(rule.run for rule in RULES if rule.run)  # (see _Scan.runs)
 _NO_HITS: list[int] = []  # (shared: never appended to)
 
 
@@ -133,7 +134,8 @@ class _Scan:
         when ``folded``), at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
         if len(literal) == 1:
             return self._char_hits(literal, folded)
-        return self._table().get((literal, folded), _NO_HITS)
+        table = self._hits
+        return (self._table() if table is None else table).get((literal, folded), _NO_HITS)
 
     def _table(self) -> dict[tuple[str, bool], list[int]]:
         """Where each literal longer than one character occurs (found once: both automata)."""
@@ -217,13 +219,16 @@ class _Scan:
         """The stretches of ``size`` or more characters without whitespace (``Rule.run``)."""
         found = self._runs.get(size)
         if found is None:
-            text, at = self.text, 0
-            found = self._runs[size] = []
-            for word in text.split():
-                if len(word) >= size:  # (its first occurrence from here is itself: every
-                    at = text.find(word, at)  # word before it is shorter or already passed)
-                    found.append((at, at + len(word)))
-                    at += len(word)
+            shortest = self._runs.get(_SHORTEST_RUN)
+            if shortest is None:
+                text, at = self.text, 0
+                shortest = self._runs[_SHORTEST_RUN] = []
+                for word in text.split():
+                    if len(word) >= _SHORTEST_RUN:  # (its first occurrence from here is
+                        at = text.find(word, at)  # itself: each word before it is shorter or
+                        shortest.append((at, at + len(word)))  # already passed)
+                        at += len(word)
+            found = self._runs[size] = [run for run in shortest if run[1] - run[0] >= size]
         return found
 
     def line_starts(self) -> list[int]:
