@@ -70,29 +70,20 @@ _SHORTEST_RUN = min(rule.run for rule in RULES if rule.run)  # (see _Scan.runs)
 _NO_HITS: list[int] = []  # (shared: never appended to)
 
 
-class _Automata(NamedTuple):
-    """Every literal of the rules longer than one character (and every context word) in one
-    Aho-Corasick automaton per haystack: the folded ones searched in the lower-cased text, the
-    others in the text as written; ``keys`` name each automaton's patterns in its order. (A
-    single character is found by ``str.find``, a ``memchr``: ``/`` ``.`` ``-`` ``:`` alone
-    made six in seven of the automata's matches in a note.)"""
+class _Literals(NamedTuple):
+    """What the rules' literals say about a text, known once: every literal longer than one
+    character and every context word, by haystack (the folded ones are looked for in the
+    lower-cased text); which rules name each literal."""
 
-    folded: AhoCorasick
-    exact: AhoCorasick
-    folded_keys: tuple[tuple[str, bool], ...]
-    exact_keys: tuple[tuple[str, bool], ...]
+    folded: tuple[str, ...]
+    exact: tuple[str, ...]
     rules_of: dict[tuple[str, bool], tuple[int, ...]]  # a literal: the rules that name it
     chars: tuple[tuple[str, bool, tuple[int, ...]], ...]  # a one-character literal: its rules
     always: tuple[int, ...]  # the rules with the empty literal (every text)
 
 
 @functools.cache
-def _automata() -> _Automata:
-    """Built at the first text scrubbed (~1 ms, import included): a hook that scrubs nothing
-    pays nothing. A DFA: it costs 0.6 ms more to build than the contiguous NFA, and searches a
-    2 KB note in 0.013 ms rather than 0.035 ms."""
-    from ahocorasick_rs import AhoCorasick, Implementation  # (imported here: see above)
-
+def _literals() -> _Literals:
     words: dict[bool, set[str]] = {True: set(), False: set()}
     rules_of: dict[tuple[str, bool], list[int]] = {}
     for index, rule in enumerate(RULES):
@@ -100,22 +91,42 @@ def _automata() -> _Automata:
         words[True].update(rule.context)
         for literal in rule.literals:
             rules_of.setdefault((literal, rule.folded), []).append(index)
-    folded, exact = sorted(words[True]), sorted(words[False])
-    return _Automata(
-        AhoCorasick(folded, implementation=Implementation.DFA),
-        AhoCorasick(exact, implementation=Implementation.DFA),
-        tuple((word, True) for word in folded),
-        tuple((word, False) for word in exact),
+    return _Literals(
+        tuple(sorted(words[True])),
+        tuple(sorted(words[False])),
         {key: tuple(rules) for key, rules in rules_of.items() if len(key[0]) > 1},
         tuple((c, f, tuple(rules)) for (c, f), rules in rules_of.items() if len(c) == 1),
         tuple(sorted({*rules_of.get(("", False), []), *rules_of.get(("", True), [])})),
     )
 
 
+@functools.cache
+def _automata() -> tuple[AhoCorasick, AhoCorasick]:
+    """The literals of ``_literals`` in one Aho-Corasick automaton per haystack (folded,
+    exact), as DFAs: a 2 KB note is searched in 0.013 ms (``str.find`` of each literal in
+    turn: ~0.3 ms). (A single character is left to ``str.find``, a ``memchr``: ``/`` ``.``
+    ``-`` ``:`` alone made six in seven of the automata's matches in a note.)"""
+    from ahocorasick_rs import AhoCorasick, Implementation  # (imported here: see _BY_FIND)
+
+    literals = _literals()
+    return (
+        AhoCorasick(literals.folded, implementation=Implementation.DFA),
+        AhoCorasick(literals.exact, implementation=Implementation.DFA),
+    )
+
+
+# Characters a process scans by ``str.find`` before it builds the automata: importing
+# ahocorasick_rs and building them costs ~3 ms (~12 M instructions), what ``str.find`` spends
+# on ~18,000 characters; a hook that scrubs one short text never builds them. (A list: the
+# budget left, shared by every scan of the process.)
+_BY_FIND = [16_384]
+
+
 class _Scan:
     """What the rules share about one text: its lower-cased form, where each literal occurs
-    (every literal of every rule found in one pass over the text and one over its lower-cased
-    form, ``_automata``), where its lines start."""
+    (every literal of every rule found at once, in one pass over the text and one over its
+    lower-cased form once the process has scanned enough to pay for ``_automata``), where its
+    lines start."""
 
     __slots__ = ("text", "lower", "exact", "_hits", "_chars", "_windows", "_runs", "_lines")
 
@@ -138,31 +149,48 @@ class _Scan:
         return (self._table() if table is None else table).get((literal, folded), _NO_HITS)
 
     def _table(self) -> dict[tuple[str, bool], list[int]]:
-        """Where each literal longer than one character occurs (found once: both automata)."""
+        """Where each literal longer than one character occurs (found once for every rule:
+        by the automata, or by ``str.find`` while the process has scanned little, _BY_FIND)."""
         table = self._hits
-        if table is None:
-            table = self._hits = {}
-            automata = _automata()
-            for haystack, automaton, keys in (
-                (self.lower, automata.folded, automata.folded_keys),
-                (self.text, automata.exact, automata.exact_keys),
+        if table is not None:
+            return table
+        table = self._hits = {}
+        literals = _literals()
+        if len(self.text) < _BY_FIND[0]:
+            _BY_FIND[0] -= len(self.text)
+            for haystack, folded, words in (
+                (self.lower, True, literals.folded),
+                (self.text, False, literals.exact),
             ):
-                for index, start, _ in automaton.find_matches_as_indexes(haystack, True):
-                    found = table.get(keys[index])
-                    if found is None:
-                        table[keys[index]] = [start]
-                    elif len(found) <= _MAX_WINDOWS:
-                        found.append(start)
+                for word in words:
+                    at = haystack.find(word)
+                    if at != -1:
+                        found = table[word, folded] = []
+                        while at != -1 and len(found) <= _MAX_WINDOWS:
+                            found.append(at)
+                            at = haystack.find(word, at + 1)
+            return table
+        for haystack, automaton, folded, words in (
+            (self.lower, _automata()[0], True, literals.folded),
+            (self.text, _automata()[1], False, literals.exact),
+        ):
+            for index, start, _ in automaton.find_matches_as_indexes(haystack, True):
+                key = (words[index], folded)
+                where = table.get(key)
+                if where is None:
+                    table[key] = [start]
+                elif len(where) <= _MAX_WINDOWS:
+                    where.append(start)
         return table
 
     def live(self) -> list[int]:
         """The rules one of whose literals occurs, in the table's order (the others cannot
         match: they are not looked at)."""
-        automata = _automata()
-        live = set(automata.always)
+        literals = _literals()
+        live = set(literals.always)
         for key in self._table():
-            live.update(automata.rules_of.get(key, ()))
-        for char, folded, rules in automata.chars:
+            live.update(literals.rules_of.get(key, ()))
+        for char, folded, rules in literals.chars:
             if char in (self.lower if folded else self.text):
                 live.update(rules)
         return sorted(live)

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
+import sys
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gitvault.scrub import engine
 from gitvault.scrub.rules import RULES, TEXT
+from tests.support.paths import ROOT
 from tests.support.secret_corpora import load
 
 CORPORA = (
@@ -49,7 +53,19 @@ def _found_by_find(text: str, literal: str, folded: bool) -> list[int]:
     return found
 
 
-def test_the_literal_pass_finds_what_str_find_finds() -> None:
+@pytest.mark.parametrize("budget", [0, 10**9], ids=["automata", "str.find"])
+def test_the_literal_pass_finds_what_str_find_finds(budget: int) -> None:
+    # (both ways the literals are found: the automata, and str.find while a process has
+    # scanned too little to pay for building them)
+    left = engine._BY_FIND[0]
+    engine._BY_FIND[0] = budget
+    try:
+        _the_literal_pass_finds_what_str_find_finds()
+    finally:
+        engine._BY_FIND[0] = left
+
+
+def _the_literal_pass_finds_what_str_find_finds() -> None:
     for text in TEXTS:
         scan = engine._Scan(text)
         for literal, folded in KEYS:
@@ -58,6 +74,22 @@ def test_the_literal_pass_finds_what_str_find_finds() -> None:
                 text[:120],
             )
             assert scan.has(literal, folded) == (literal in (scan.lower if folded else text))
+
+
+def test_a_process_that_scrubs_little_never_builds_the_automata() -> None:
+    # a hook that scrubs one short text pays no import and no build (~12 M instructions)
+    code = (
+        "import sys\n"
+        "from gitvault.scrub.engine import scrub_secrets\n"
+        "scrub_secrets('a session summary: rotated the token, DB_PASSWORD=hunter2x9 ' * 40)\n"
+        "print('ahocorasick_rs' in sys.modules)\n"
+        "scrub_secrets('a long note: ' * 2000)\n"
+        "print('ahocorasick_rs' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.split() == ["False", "True"]
 
 
 def test_only_the_rules_whose_literal_occurs_are_live() -> None:
