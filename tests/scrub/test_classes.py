@@ -690,3 +690,40 @@ def test_protocol_logins_encoded_and_escaped_values_and_key_value_rows_are_redac
 )
 def test_the_same_protocols_encodings_and_tables_without_a_secret_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)[0]
+
+
+# --- a wrapped token's line join: a word on the line before a whole secret is no part of it
+
+GHP = "gh" + "p_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.mark.parametrize(
+    "before",
+    ["configuration", "aaaaaaaaaaaa", "Authorization", "see-the.changelog", "> quoted_words"],
+)
+def test_a_word_on_the_line_before_a_whole_token_is_kept(before: str) -> None:
+    # (the line join for wrapped tokens read "word\ntoken" as one value: the word went too)
+    for gap in ("\n", "\n ", "\r\n"):
+        out, _ = scrub_secrets(f"{before}{gap}{GHP} done")
+        assert out == f"{before}{gap}[REDACTED:github_token] done"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ghp_A1b2C3d4E5f6G7h8I9j\n0K1l2M3n4O5p6Q7r8 done",  # a token wrapped mid-way
+        "token:\n  ghp_A1b2C3d4E5f6\n  G7h8I9j0K1l2M3n4O5p6Q7r8",
+        "> sk-ant-api03-Xq7Lm2Np9Rs4Tv6W\n> y8Za1Bc3De5Fg7Hi9Jk2Lm4No6Pq8Rs0Tu2Vw",  # quoted e-mail
+    ],
+)
+def test_a_token_wrapped_over_lines_is_still_redacted_whole(text: str) -> None:
+    out, found = scrub_secrets(text)
+    assert found
+    for piece in ("0K1l2M3n4O5p6Q7r8", "G7h8I9j0K1l2M3n4O5p6Q7r8", "y8Za1Bc3De5Fg7Hi9Jk2"):
+        assert piece not in out, out
+
+
+def test_a_random_head_before_a_whole_token_is_taken_with_it() -> None:
+    # fail closed: a head with digits or capitals inside may be a wrapped token's first piece
+    out, _ = scrub_secrets(f"aB3dE5gH7jK9mN2p\n{GHP}")
+    assert "aB3dE5gH7jK9mN2p" not in out
