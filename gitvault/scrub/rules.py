@@ -204,7 +204,9 @@ kind                             what is redacted
 ``credential_call``              the string after the user in a call that logs in
                                  (``NetworkCredential("u", "…")``, ``getConnection(url, "u",
                                  "…")``, ``PlainAuth("", "u@x", "…", host)``, ``auth=("u",
-                                 "…")``); hosts, URLs and empty strings are skipped
+                                 "…")``, ``DBI->connect(dsn, "u", "…")``, ``new PDO(dsn, "u",
+                                 "…")``, ``new mysqli(host, "u", "…")``); hosts, URLs, DSNs
+                                 (``dbi:Pg:dbname=x``) and empty strings are skipped
 ``setter_secret``                ``setPassword("…")``, ``.apiKey("…")``, ``withSecret("…")``,
                                  ``ConvertTo-SecureString "…"``: a call named for the secret it
                                  takes (not ``getPassword``, ``hashPassword`` …)
@@ -1484,7 +1486,11 @@ def _expect_send(match: re.Match[str]) -> Span | None:
 
 _LITERAL_ARG = lazyre.compile(r"""[bBrRuU]?(['"])([^'"\n]*)\1""")
 _KEYWORD_ARG = lazyre.compile(r"\w+\s*[=:]")
-_HOST = lazyre.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
+# where a call connects rather than who: a host, a URL, a port, a DSN or driver string
+# (``dbi:Pg:dbname=app``, ``mysql:host=db;dbname=shop``, ``jdbc:…``)
+_HOST = lazyre.compile(
+    r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|[A-Za-z][\w+.-]*:\S*[:=]\S*|\d+"
+)
 
 
 # a cookie named for a session or a login: PHPSESSID, connect.sid, _app_session, JSESSIONID,
@@ -2443,9 +2449,9 @@ RULES: tuple[Rule, ...] = (
         "credential_call",
         _rx(
             r"(?:\b(?:[A-Za-z_][\w.$]*)?(?:Credential|Auth|Login|login|Connection|connect|Connect)"
-            r"\w*|\bauth[ \t]*=[ \t]*)[ \t]*\((?P<args>[^()\n]{0,300})\)"
+            r"\w*|\bauth[ \t]*=[ \t]*|\bnew[ \t]+(?:PDO|mysqli))[ \t]*\((?P<args>[^()\n]{0,300})\)"
         ),
-        ("Credential", "Auth", "Login", "login", "onnect", "auth"),
+        ("Credential", "Auth", "Login", "login", "onnect", "auth", "PDO", "mysqli"),
         span_of=_credential_call,
         reach=LINES,
     ),

@@ -727,3 +727,34 @@ def test_a_random_head_before_a_whole_token_is_taken_with_it() -> None:
     # fail closed: a head with digits or capitals inside may be a wrapped token's first piece
     out, _ = scrub_secrets(f"aB3dE5gH7jK9mN2p\n{GHP}")
     assert "aB3dE5gH7jK9mN2p" not in out
+
+
+# --- a connection's positional password after a DSN (Perl DBI, PHP PDO and mysqli)
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        (f'my $dbh = DBI->connect("dbi:Pg:dbname=app;host=db", "app", "{PW}");', '"app", '),
+        (f"$pdo = new PDO('mysql:host=db;dbname=shop', 'shop', '{PW}');", "dbname=shop', 'shop'"),
+        (f"$db = new mysqli('db.internal', 'shop', '{PW}', 'shop');", "'db.internal', 'shop'"),
+        (f'c = DriverManager.getConnection("jdbc:h2:mem:t;MODE=x", "sa", "{PW}")', 'x", "sa"'),
+    ],
+)
+def test_a_password_after_a_dsn_and_a_user_is_redacted(text: str, left: str) -> None:
+    # (a DSN string was taken for the user, and the user for the password)
+    assert redacted(text)
+    assert left in scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "new PDO($dsn, $user, $password);",
+        "DBI->connect('dbi:SQLite:dbname=test.db', '', '')",
+        "$pdo = new PDO('sqlite:/var/db/app.sqlite');",
+        "DBI->connect($dsn, 'readonly', undef, { RaiseError => 1 })",
+    ],
+)
+def test_a_connection_without_a_literal_password_is_kept(text: str) -> None:
+    assert kept(text)
