@@ -217,9 +217,10 @@ kind                             what is redacted
                                  REDIS_PASSWORD`` + ``value: …`` (Kubernetes env, Azure
                                  Pipelines), ``{"name": …, "value": …}``, ``<add key="ApiSecret"
                                  value="…"/>``; whatever the value looks like
-``element_value``                an XML element's text whose tag, ``name`` / ``key`` attribute
-                                 or plist ``<key>`` is a secret name (``<password>…</password>``,
-                                 ``<entry key="smtp.password">…</entry>``)
+``element_value``                an XML element's text (or its ``<![CDATA[…]]>``) whose tag,
+                                 ``name`` / ``key`` attribute or preceding plist / KeePass
+                                 ``<key>`` / ``<Key>`` is a secret name (``<password>…
+                                 </password>``, ``<entry key="smtp.password">…</entry>``)
 ``table_column``                 the cells under a secret-named column of a Markdown table, and
                                  in a key / value table the cell after a secret-named first cell
 ``csv_column``                   the cell under a secret-named column of a CSV header (an AWS
@@ -1195,10 +1196,14 @@ _NAME_ATTRIBUTE = lazyre.compile(r"""(?i)\b(?:name|key)\s*=\s*['"]([^'"<>\n]{1,8
 
 def _element_value(match: re.Match[str]) -> Span | None:
     """``<password>…</password>``, ``<wsse:Password …>…</wsse:Password>``, ``<entry
-    key="smtp.password">…</entry>``, plist ``<key>ApiSecret</key><string>…</string>``: an
-    element's text whose tag, ``name`` / ``key`` attribute or preceding ``<key>`` is a secret
+    key="smtp.password">…</entry>``, plist ``<key>ApiSecret</key><string>…</string>``, a
+    KeePass export's ``<Key>Password</Key><Value …>…</Value>``: an element's text (or its
+    ``<![CDATA[…]]>``) whose tag, ``name`` / ``key`` attribute or preceding key is a secret
     name."""
-    group = "secret" if match["tag"] else "value"
+    if match["tag"]:
+        group = "secret" if match["cdata"] is None else "cdata"
+    else:
+        group = "value" if match["vcdata"] is None else "vcdata"
     name = match["tag"].rsplit(":", 1)[-1] if match["tag"] else match["key"]
     if not is_secret_name(name):
         attribute = _NAME_ATTRIBUTE.search(match["attrs"] or "")
@@ -2494,9 +2499,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "element_value",
         _rx(
-            r"<key>(?P<key>[^<>\n]{1,80})</key>\s*<string>(?P<value>[^<>\n]{1,300})</string>"
+            r"<(?P<kt>[Kk]ey)>(?P<key>[^<>\n]{1,80})</(?P=kt)>\s*"
+            r"<(?P<vt>string|[Vv]alue)(?:[ \t][^<>\n]*)?>"
+            r"(?:<!\[CDATA\[(?P<vcdata>[^\n]{1,300}?)\]\]>|(?P<value>[^<>\n]{1,300}))</(?P=vt)>"
             r"|<(?P<tag>(?:[\w-]+:)?[A-Za-z_][\w.-]*)(?P<attrs>[ \t][^<>\n]*)?>"
-            r"(?P<secret>[^<>\n]{1,300})</(?P=tag)[ \t]*>"
+            r"(?:<!\[CDATA\[(?P<cdata>[^\n]{1,300}?)\]\]>|(?P<secret>[^<>\n]{1,300}))"
+            r"</(?P=tag)[ \t]*>"
         ),
         ("</",),
         span_of=_element_value,

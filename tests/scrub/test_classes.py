@@ -758,3 +758,33 @@ def test_a_password_after_a_dsn_and_a_user_is_redacted(text: str, left: str) -> 
 )
 def test_a_connection_without_a_literal_password_is_kept(text: str) -> None:
     assert kept(text)
+
+
+# --- XML exports: a key's value in the next element, an element's text in CDATA
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'<Entry><String><Key>Password</Key><Value ProtectInMemory="True">{PW}</Value></String>',
+        f"<key>DbPassword</key>\n  <string><![CDATA[{PW}]]></string>",
+        f"<password><![CDATA[{PW}]]></password>",
+        f'<entry key="smtp.password"><![CDATA[{PW}]]></entry>',
+    ],
+)
+def test_an_exported_or_cdata_value_under_a_secret_name_is_redacted(text: str) -> None:
+    assert redacted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<Entry><String><Key>UserName</Key><Value>admin</Value></String></Entry>",
+        "<String><Key>Title</Key><Value>Router</Value></String>",
+        "<description><![CDATA[Reset the password from the <b>login</b> page]]></description>",
+        "<password><![CDATA[]]></password>",
+        '<Key>Password</Key><Value ProtectInMemory="True"></Value>',
+    ],
+)
+def test_the_same_exports_without_a_secret_are_kept(text: str) -> None:
+    assert kept(text)
