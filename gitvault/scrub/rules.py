@@ -1004,6 +1004,14 @@ def _assignment(match: re.Match[str]) -> Span | None:
         _NOT_SECRET_KEYS
     ):
         return None  # ``cache key: …``, ``public key: …``: a key that opens nothing
+    if group == "v" and _BLOCK_SCALAR.fullmatch(value):
+        block = _block_value(match.string, match.start("name"), end)
+        if block is None:
+            return None
+        lines = "".join(match.string[block[0] : block[1]].split())  # (folded: one token)
+        if is_secret_name(name):
+            return block if looks_like_value(lines, words=True) else None
+        return block if _not_named_secret(name, lines, 0) is not None else None
     if not is_secret_name(name):
         return _not_named_secret(name, value, start)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
@@ -1022,6 +1030,35 @@ def _assignment(match: re.Match[str]) -> Span | None:
     ):
         return None
     return start, end
+
+
+# a YAML block scalar's header: ``|``, ``>-``, ``|+2`` (its value is the indented lines below)
+_BLOCK_SCALAR = lazyre.compile(r"[|>][+-]?[1-9]?[+-]?")
+
+
+def _block_value(text: str, name_at: int, header_end: int) -> Span | None:
+    """``secret: |`` / ``key: >-`` and the lines indented below it: those lines, whole (a
+    folded value may be split over them); None when the header's line goes on or no line
+    below is indented further than the name."""
+    line_start = text.rfind("\n", 0, name_at) + 1
+    indent = len(text[line_start:name_at]) - len(text[line_start:name_at].lstrip(" \t-"))
+    line_end = text.find("\n", header_end)
+    if line_end == -1 or text[header_end:line_end].strip():
+        return None
+    start = end = -1
+    at = line_end + 1
+    while at < len(text):
+        nxt = text.find("\n", at)
+        nxt = len(text) if nxt == -1 else nxt
+        line = text[at:nxt]
+        if line.strip():
+            if len(line) - len(line.lstrip(" \t")) <= indent:
+                break
+            if start == -1:
+                start = at + len(line) - len(line.lstrip(" \t"))
+            end = at + len(line.rstrip())
+        at = nxt + 1
+    return None if start == -1 else (start, end)
 
 
 def _word_before(text: str, at: int) -> str:

@@ -788,3 +788,36 @@ def test_an_exported_or_cdata_value_under_a_secret_name_is_redacted(text: str) -
 )
 def test_the_same_exports_without_a_secret_are_kept(text: str) -> None:
     assert kept(text)
+
+
+# --- a YAML block scalar under a secret name: the value is the indented lines below
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"db:\n  password: |\n    {PW}\n  host: db",
+        f"secret: >-\n  {PW[:5]}\n  {PW[5:]}\nnext: 1",
+        f"- name: api\n  token: |-\n      {PW}\n",
+        "signing_key: >-\n  q8ZfT2mK9x\n  Lr4vW7pN3c\n",  # machine-made text under a key name
+    ],
+)
+def test_a_block_scalar_under_a_secret_name_is_redacted(text: str) -> None:
+    out, found = scrub_secrets(text)
+    assert found and PW not in out and PW[:5] not in out and PW[5:] not in out, out
+    assert "q8ZfT2mK9x" not in out and "Lr4vW7pN3c" not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "description: |\n  Marble4417? is no secret here\nnext: 1",
+        "password: |\n  ${VAULT_PASSWORD}\n",
+        "password: |\nnext: 1",
+        "script: |\n  export PASSWORD=$(cat /run/secrets/db)\n",
+        "cache_key: |\n  v1-deps-linux-node20\n",
+        "key: >-\n  the primary key of\n  the users table\n",
+    ],
+)
+def test_the_same_blocks_without_a_secret_are_kept(text: str) -> None:
+    assert kept(text)
