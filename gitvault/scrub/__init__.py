@@ -9,7 +9,10 @@ measurement over the maintained detectors on PyPI (bench/secrets/, BENCHMARKS.md
 redaction"): they catch what those detectors catch without their entropy heuristics, whose
 false positives (commit SHAs, lockfile hashes) make them unusable on commit text.
 
-rules: the specification and the rule table; engine: scrub_secrets and secret_spans.
+rules: the specification and the rule table; engine: scrub_secrets and secret_spans. Every
+rule's literals are found in one pass over a text (ahocorasick_rs, imported only once a process
+has scrubbed enough text to pay for it; see engine._BY_FIND), and only the rules one of whose
+literals occurs are tried.
 
 Named "scrub", not "redact": `gitvault redact` is the explicit rewrite of the vault's history
 (memory/forget), which this filter knows nothing about.

@@ -10,8 +10,12 @@ redacted again, so scrubbing scrubbed text changes nothing.
 from __future__ import annotations
 
 import bisect
+import functools
+from collections.abc import Iterator
+from itertools import chain
 
 from gitvault import lazyre
+from gitvault.named import NamedTuple
 from gitvault.scrub.rules import (
     FINDERS,
     LINES,
@@ -23,6 +27,10 @@ from gitvault.scrub.rules import (
     Rule,
     Span,
 )
+
+TYPE_CHECKING = False  # (as gitvault.named: mypy takes it as true, typing is not imported)
+if TYPE_CHECKING:
+    from ahocorasick_rs import AhoCorasick
 
 
 class Scrubbed:
@@ -57,36 +65,151 @@ _MARKER = lazyre.compile(r"\[REDACTED:[^\]\n]*\]")
 
 
 _MAX_WINDOWS = 64  # more literal hits than this: scan the whole text
+_SHORTEST_RUN = min(rule.run for rule in RULES if rule.run)  # (see _Scan.runs)
+_NO_HITS: list[int] = []  # (shared: never appended to)
+
+
+class _Literals(NamedTuple):
+    """What the rules' literals say about a text, known once: every literal longer than one
+    character and every context word, by haystack (the folded ones are looked for in the
+    lower-cased text); which rules name each literal."""
+
+    folded: tuple[str, ...]
+    exact: tuple[str, ...]
+    rules_of: dict[tuple[str, bool], tuple[int, ...]]  # a literal: the rules that name it
+    chars: tuple[tuple[str, bool, tuple[int, ...]], ...]  # a one-character literal: its rules
+    always: tuple[int, ...]  # the rules with the empty literal (every text)
+
+
+@functools.cache
+def _literals() -> _Literals:
+    words: dict[bool, set[str]] = {True: set(), False: set()}
+    rules_of: dict[tuple[str, bool], list[int]] = {}
+    for index, rule in enumerate(RULES):
+        words[rule.folded].update(literal for literal in rule.literals if len(literal) > 1)
+        words[True].update(rule.context)
+        for literal in rule.literals:
+            rules_of.setdefault((literal, rule.folded), []).append(index)
+    return _Literals(
+        tuple(sorted(words[True])),
+        tuple(sorted(words[False])),
+        {key: tuple(rules) for key, rules in rules_of.items() if len(key[0]) > 1},
+        tuple((c, f, tuple(rules)) for (c, f), rules in rules_of.items() if len(c) == 1),
+        tuple(sorted({*rules_of.get(("", False), []), *rules_of.get(("", True), [])})),
+    )
+
+
+@functools.cache
+def _automata() -> tuple[AhoCorasick, AhoCorasick]:
+    """The literals of ``_literals`` in one Aho-Corasick automaton per haystack (folded,
+    exact), as DFAs: a 2 KB note is searched in 0.013 ms (``str.find`` of each literal in
+    turn: ~0.3 ms). (A single character is left to ``str.find``, a ``memchr``: ``/`` ``.``
+    ``-`` ``:`` alone made six in seven of the automata's matches in a note.)"""
+    from ahocorasick_rs import AhoCorasick, Implementation  # (imported here: see _BY_FIND)
+
+    literals = _literals()
+    return (
+        AhoCorasick(literals.folded, implementation=Implementation.DFA),
+        AhoCorasick(literals.exact, implementation=Implementation.DFA),
+    )
+
+
+# Characters a process scans by ``str.find`` before it builds the automata: importing
+# ahocorasick_rs and building them costs ~3 ms (~12 M instructions), what ``str.find`` spends
+# on ~18,000 characters; a hook that scrubs one short text never builds them. (A list: the
+# budget left, shared by every scan of the process.)
+_BY_FIND = [16_384]
 
 
 class _Scan:
     """What the rules share about one text: its lower-cased form, where each literal occurs
-    (found once for every rule that names it), where its lines start."""
+    (every literal of every rule found at once, in one pass over the text and one over its
+    lower-cased form once the process has scanned enough to pay for ``_automata``), where its
+    lines start."""
 
-    __slots__ = ("text", "lower", "exact", "ascii", "_hits", "_lines")
+    __slots__ = ("text", "lower", "exact", "_hits", "_chars", "_windows", "_runs", "_lines")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.lower = text.lower()
         self.exact = len(self.lower) == len(text)  # lower-casing kept every position (no İ)
-        self.ascii = text.isascii()  # (then no literal outside ASCII occurs: not looked for)
-        self._hits: dict[tuple[str, bool], list[int]] = {}
+        self._hits: dict[tuple[str, bool], list[int]] | None = None
+        self._chars: dict[tuple[str, bool], list[int]] = {}
+        self._windows: dict[tuple[str, bool], list[Span]] = {}
+        self._runs: dict[int, list[Span]] = {}
         self._lines: list[int] | None = None
 
     def hits(self, literal: str, folded: bool) -> list[int]:
-        """Where ``literal`` occurs, at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
-        found = self._hits.get((literal, folded))
-        if found is None and self.ascii and not literal.isascii():
-            found = self._hits[literal, folded] = []
+        """Where ``literal`` occurs (a rule's literal or context word; in the lower-cased text
+        when ``folded``), at most ``_MAX_WINDOWS + 1`` times (more: everywhere)."""
+        if len(literal) == 1:
+            return self._char_hits(literal, folded)
+        table = self._hits
+        return (self._table() if table is None else table).get((literal, folded), _NO_HITS)
+
+    def _table(self) -> dict[tuple[str, bool], list[int]]:
+        """Where each literal longer than one character occurs (found once for every rule:
+        by the automata, or by ``str.find`` while the process has scanned little, _BY_FIND)."""
+        table = self._hits
+        if table is not None:
+            return table
+        table = self._hits = {}
+        literals = _literals()
+        if len(self.text) < _BY_FIND[0]:
+            _BY_FIND[0] -= len(self.text)
+            for haystack, folded, words in (
+                (self.lower, True, literals.folded),
+                (self.text, False, literals.exact),
+            ):
+                for word in words:
+                    at = haystack.find(word)
+                    if at != -1:
+                        found = table[word, folded] = []
+                        while at != -1 and len(found) <= _MAX_WINDOWS:
+                            found.append(at)
+                            at = haystack.find(word, at + 1)
+            return table
+        for haystack, automaton, folded, words in (
+            (self.lower, _automata()[0], True, literals.folded),
+            (self.text, _automata()[1], False, literals.exact),
+        ):
+            for index, start, _ in automaton.find_matches_as_indexes(haystack, True):
+                key = (words[index], folded)
+                where = table.get(key)
+                if where is None:
+                    table[key] = [start]
+                elif len(where) <= _MAX_WINDOWS:
+                    where.append(start)
+        return table
+
+    def live(self) -> list[int]:
+        """The rules one of whose literals occurs, in the table's order (the others cannot
+        match: they are not looked at)."""
+        literals = _literals()
+        live = set(literals.always)
+        for key in self._table():
+            live.update(literals.rules_of.get(key, ()))
+        for char, folded, rules in literals.chars:
+            if char in (self.lower if folded else self.text):
+                live.update(rules)
+        return sorted(live)
+
+    def _char_hits(self, char: str, folded: bool) -> list[int]:
+        found = self._chars.get((char, folded))
         if found is None:
             haystack = self.lower if folded else self.text
-            found = []
-            at = haystack.find(literal)
+            found = self._chars[char, folded] = []
+            at = haystack.find(char)
             while at != -1 and len(found) <= _MAX_WINDOWS:
                 found.append(at)
-                at = haystack.find(literal, at + 1)
-            self._hits[literal, folded] = found
+                at = haystack.find(char, at + 1)
         return found
+
+    def has(self, literal: str, folded: bool) -> bool:
+        """Whether ``literal`` occurs (the empty literal: always)."""
+        if len(literal) == 1:
+            return literal in (self.lower if folded else self.text)
+        return not literal or bool(self.hits(literal, folded))
 
     def next_line(self, line: int) -> int:
         """The first line after ``line`` holding more than spaces (a match's whitespace may
@@ -97,6 +220,43 @@ class _Scan:
         while nxt < last and not text[starts[nxt] : starts[nxt + 1] - 1].strip():
             nxt += 1
         return min(nxt, last)
+
+    def line_windows(self, literal: str, folded: bool) -> list[Span]:
+        """The lines holding ``literal``, each with the next line that is not blank, joined
+        where they meet (``Rule.reach`` ``LINES``); the same list for every rule naming it."""
+        key = (literal, folded)
+        windows = self._windows.get(key)
+        if windows is None:
+            starts, size = self.line_starts(), len(self.text)
+            windows = self._windows[key] = []
+            last = -1
+            for at in self.hits(literal, folded):
+                line = bisect.bisect_right(starts, at) - 1
+                if line == last:
+                    continue
+                last = line
+                start, end = starts[line], min(size, starts[self.next_line(line) + 1])
+                if windows and start <= windows[-1][1]:
+                    windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+                else:
+                    windows.append((start, end))
+        return windows
+
+    def runs(self, size: int) -> list[Span]:
+        """The stretches of ``size`` or more characters without whitespace (``Rule.run``)."""
+        found = self._runs.get(size)
+        if found is None:
+            shortest = self._runs.get(_SHORTEST_RUN)
+            if shortest is None:
+                text, at = self.text, 0
+                shortest = self._runs[_SHORTEST_RUN] = []
+                for word in text.split():
+                    if len(word) >= _SHORTEST_RUN:  # (its first occurrence from here is
+                        at = text.find(word, at)  # itself: each word before it is shorter or
+                        shortest.append((at, at + len(word)))  # already passed)
+                        at += len(word)
+            found = self._runs[size] = [run for run in shortest if run[1] - run[0] >= size]
+        return found
 
     def line_starts(self) -> list[int]:
         if self._lines is None:
@@ -114,33 +274,28 @@ class _Scan:
 def _windows(scan: _Scan, rule: Rule) -> list[Span]:
     """The stretches of the text to scan for ``rule`` (see ``Rule.reach``): the union of the
     windows around each literal's occurrences; [] when none occurs."""
+    found = [scan.hits(literal, rule.folded) for literal in rule.literals]
+    total = sum(map(len, found))
+    if total > _MAX_WINDOWS:
+        return [(0, len(scan.text))]
+    if not total:
+        return []
+    if rule.reach == LINES:  # each literal's lines (found once for every rule naming it)
+        lines = [
+            scan.line_windows(literal, rule.folded)
+            for literal, where in zip(rule.literals, found, strict=True)
+            if where
+        ]
+        return lines[0] if len(lines) == 1 else _union(sorted(chain.from_iterable(lines)))
     hits: list[int] = []
     widths: dict[int, int] = {}
-    for literal in rule.literals:
-        for at in scan.hits(literal, rule.folded):
+    for literal, where in zip(rule.literals, found, strict=True):
+        for at in where:
             hits.append(at)
             widths[at] = max(widths.get(at, 0), len(literal))
-        if len(hits) > _MAX_WINDOWS:
-            return [(0, len(scan.text))]
-    if not hits:
-        return []
     hits.sort()
     size = len(scan.text)
     windows: list[Span] = []
-    if rule.reach == LINES:  # the literal's line and the next that is not blank
-        starts = scan.line_starts()
-        last = -1
-        for at in hits:
-            line = bisect.bisect_right(starts, at) - 1
-            if line == last:
-                continue
-            last = line
-            start, end = starts[line], min(size, starts[scan.next_line(line) + 1])
-            if windows and start <= windows[-1][1]:
-                windows[-1] = (windows[-1][0], max(windows[-1][1], end))
-            else:
-                windows.append((start, end))
-        return windows
     for at in hits:  # a match's lookahead may look one character past its end
         start, end = max(0, at - rule.reach), min(size, at + widths[at] + rule.reach + 1)
         if windows and start <= windows[-1][1]:
@@ -154,27 +309,54 @@ def _windows(scan: _Scan, rule: Rule) -> list[Span]:
 # "ab"\n"cd" in Python, 'ab' || 'cd' in SQL), a shell line continued with a backslash, a long
 # token wrapped onto the next line (a line holding only a token, the next one starting with
 # one: a terminal, a 76-column base64 file, a quoted e-mail's "> "; only the line break is
-# the join).
-_JOIN = lazyre.compile(
-    r"""(['"])[ \t]*(?:\+|\|\||\.)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?\1"""
-    r"""|(['"])[ \t]*(?:\+|\|\|)[ \t]*\2"""
-    r"""|\\\r?\n[ \t]*"""
-    r"""|(?P<cq>['"])[ \t]*,[ \t]*(?P<comma>(?P=cq))"""
-    r"""|(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)"""
+# the join). Two patterns, searched side by side as one alternation would be (``_joins``): one that
+# starts with a quote or a backslash, so that the regex engine skips to those characters, and
+# the wrapped token's line. (As one alternation, no first character is known: 0.15 ms of a
+# 2 KB note went to trying it at every position.)
+_JOIN_QUOTED = lazyre.compile(
+    r"""(?P<q>['"\\])(?:(?<=['"])(?:"""
+    r"""[ \t]*(?:\+|\|\||\.)?[ \t]*\\?\r?\n[ \t]*(?:\+[ \t]*)?(?P=q)"""
+    r"""|[ \t]*(?:\+|\|\|)[ \t]*(?P=q)"""
+    r"""|[ \t]*,[ \t]*(?P<comma>(?P=q)))"""
+    r"""|(?<=\\)\r?\n[ \t]*)"""
+)
+_JOIN_CUT = lazyre.compile(
+    r"""(?m:^[ \t>]*[\w+/.-]{12,}=*(?P<cut>\r?\n[ \t]*(?:>[ \t]*)?)"""
     r"""(?=[\w+/.-]{6,}=*(?:[ \t]|$)))"""
 )
 
 
-def _joined(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
+def _joins(text: str) -> Iterator[tuple[Span, bool]]:
+    """Each join in ``text`` as ``(the span taken out, whether it closes a string before a
+    comma)``, left to right, none overlapping the one before: what ``finditer`` of the two
+    patterns as one alternation (the quoted first) would find."""
+    quoted, cut = _JOIN_QUOTED.search(text), _JOIN_CUT.search(text)
+    while quoted is not None or cut is not None:
+        if cut is None or quoted is not None and quoted.start() <= cut.start():
+            assert quoted is not None
+            yield quoted.span(), quoted["comma"] is not None
+            end = quoted.end()
+        else:
+            yield cut.span("cut"), False
+            end = cut.end()
+        if quoted is not None and quoted.start() < end:
+            quoted = _JOIN_QUOTED.search(text, end)
+        if cut is not None and cut.start() < end:
+            cut = _JOIN_CUT.search(text, end)
+
+
+def _joined(
+    text: str, alone: list[tuple[int, int, int]], prefilter: bool = True
+) -> list[tuple[int, int, int]]:
     """Secrets found only once the pieces of a split value are put back together, as
-    ``(start, end, rule)`` spans of ``text`` that cover every piece and what joins them."""
+    ``(start, end, rule)`` spans of ``text`` that cover every piece and what joins them.
+    ``alone``: what the rules found in ``text`` as it is (see ``_a_word_before``)."""
     pieces: list[str] = []
     junctions: list[int] = []  # where in the joined text each piece after the first starts
     shifts: list[int] = []  # and how far that piece stands further on in text
     length = last = 0
-    for match in _JOIN.finditer(text):
-        cut = match.span("cut") if match.start("cut") != -1 else match.span()
-        if cut[0] < last or match["comma"] and not _joins_a_list(text, match.start()):
+    for cut, comma in _joins(text):
+        if cut[0] < last or comma and not _joins_a_list(text, cut[0]):
             continue
         pieces.append(text[last : cut[0]])
         length += cut[0] - last
@@ -198,12 +380,32 @@ def _joined(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
             windows[-1][1] = end
         else:
             windows.append([start, end])
+    ends = {(start, end) for start, end, _ in alone}
     for low, high in windows:
         for start, end, index in _found(joined[low:high], prefilter):
             start, end = start + low, end + low
-            if any(start < at < end for at in junctions):  # it spans a join: a split value
-                out.append((where(start), where(end - 1) + 1, index))
+            crossed = [at for at in junctions if start < at < end]
+            if not crossed:
+                continue  # within one piece: found (or not) in the text as it is
+            span = (where(start), where(end - 1) + 1)
+            if len(crossed) == 1 and _a_word_before(text, span, where(crossed[0] - 1) + 1, ends):
+                continue
+            out.append((*span, index))
     return out
+
+
+# a piece a wrapped token's head almost never is: no digit, no capital after its first letter
+# (random base64url of 12 characters is like this once in ~10,000)
+_PLAIN_PIECE = lazyre.compile(r"[A-Za-z]?[a-z_./+-]*")
+
+
+def _a_word_before(text: str, span: Span, cut: int, ends: set[Span]) -> bool:
+    """The value a join made is a word on the line before a secret that stands whole on its
+    own (``configuration`` above a ``ghp_…`` line): the piece after the join is a value the
+    rules found in the text as it is, ending where the joined value ends, and the piece before
+    it is plain; what the join adds is no part of a secret."""
+    after = cut + len(text[cut : span[1]]) - len(text[cut : span[1]].lstrip(" \t\r\n>"))
+    return (after, span[1]) in ends and _PLAIN_PIECE.fullmatch(text, span[0], cut) is not None
 
 
 def _joins_a_list(text: str, at: int) -> bool:
@@ -221,10 +423,10 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
 
     Overlapping values become one span named after the earliest rule; a value overlapping a
     ``[REDACTED:…]`` marker is left alone. A value split over lines or concatenated from
-    string pieces (see ``_JOIN``) is found as one and redacted with what joins its pieces.
+    string pieces (see ``_joins``) is found as one and redacted with what joins its pieces.
     """
     found = _found(text)
-    found += _joined(text)
+    found += _joined(text, found)
     return _merged(text, found)
 
 
@@ -235,17 +437,18 @@ def reference_spans(text: str) -> list[tuple[int, int, str]]:
     prefilters must not change (tests compare the two on every corpus and on corpus texts run
     together; bench/secrets measures what the prefilters save)."""
     found = _found(text, prefilter=False)
-    found += _joined(text, prefilter=False)
+    found += _joined(text, found, prefilter=False)
     return _merged(text, found)
 
 
 def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
     scan = _Scan(text)
     found: list[tuple[int, int, int]] = []
-    for index, rule in enumerate(RULES):
+    for index in scan.live() if prefilter else range(len(RULES)):
+        rule = RULES[index]
         if rule.context:  # part of the rule: it applies only to a text holding one of these
             for word in rule.context:
-                if word in scan.lower:
+                if scan.hits(word, True):
                     break
             else:
                 continue
@@ -276,14 +479,24 @@ def _found(text: str, prefilter: bool = True) -> list[tuple[int, int, int]]:
     return found
 
 
+def _union(spans: list[Span]) -> list[Span]:
+    """Sorted spans, those that overlap or touch joined."""
+    out = [spans[0]]
+    for start, end in spans[1:]:
+        if start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
 def _prefiltered(scan: _Scan, rule: Rule) -> list[Span]:
     """The stretches of the text where ``rule`` can match: [] when every literal is missing,
-    else the windows around its literals (see ``Rule.reach``)."""
+    else the windows around its literals (see ``Rule.reach``), or its long tokens (``run``)."""
     if rule.reach == TEXT or (rule.folded and not scan.exact):  # (`lower` positions differ)
-        haystack = scan.lower if rule.folded else scan.text
         for literal in rule.literals:
-            if (not scan.ascii or literal.isascii()) and literal in haystack:
-                return [(0, len(scan.text))]
+            if scan.has(literal, rule.folded):
+                return scan.runs(rule.run) if rule.run else [(0, len(scan.text))]
         return []  # none of the rule's literals: skip it
     return _windows(scan, rule)
 

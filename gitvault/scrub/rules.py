@@ -204,7 +204,9 @@ kind                             what is redacted
 ``credential_call``              the string after the user in a call that logs in
                                  (``NetworkCredential("u", "…")``, ``getConnection(url, "u",
                                  "…")``, ``PlainAuth("", "u@x", "…", host)``, ``auth=("u",
-                                 "…")``); hosts, URLs and empty strings are skipped
+                                 "…")``, ``DBI->connect(dsn, "u", "…")``, ``new PDO(dsn, "u",
+                                 "…")``, ``new mysqli(host, "u", "…")``); hosts, URLs, DSNs
+                                 (``dbi:Pg:dbname=x``) and empty strings are skipped
 ``setter_secret``                ``setPassword("…")``, ``.apiKey("…")``, ``withSecret("…")``,
                                  ``ConvertTo-SecureString "…"``: a call named for the secret it
                                  takes (not ``getPassword``, ``hashPassword`` …)
@@ -215,9 +217,10 @@ kind                             what is redacted
                                  REDIS_PASSWORD`` + ``value: …`` (Kubernetes env, Azure
                                  Pipelines), ``{"name": …, "value": …}``, ``<add key="ApiSecret"
                                  value="…"/>``; whatever the value looks like
-``element_value``                an XML element's text whose tag, ``name`` / ``key`` attribute
-                                 or plist ``<key>`` is a secret name (``<password>…</password>``,
-                                 ``<entry key="smtp.password">…</entry>``)
+``element_value``                an XML element's text (or its ``<![CDATA[…]]>``) whose tag,
+                                 ``name`` / ``key`` attribute or preceding plist / KeePass
+                                 ``<key>`` / ``<Key>`` is a secret name (``<password>…
+                                 </password>``, ``<entry key="smtp.password">…</entry>``)
 ``table_column``                 the cells under a secret-named column of a Markdown table, and
                                  in a key / value table the cell after a secret-named first cell
 ``csv_column``                   the cell under a secret-named column of a CSV header (an AWS
@@ -321,8 +324,13 @@ class Rule(NamedTuple):
     engine from searching for the pattern's literal prefix). ``span_of`` picks (and checks) the
     value to replace; without it the group ``secret`` is replaced. ``gated``: the pattern with
     look-aheads that rule out, inside the regex engine, what ``span_of`` would refuse anyway (a
-    name without a secret word, a token without a digit); the filter searches with it,
-    ``engine.reference_spans`` with ``pattern`` (a test keeps the two results equal).
+    token that cannot be base64 of text, a URL path without a key word); the filter searches
+    with it, ``engine.reference_spans`` with ``pattern`` (a test keeps the two results equal).
+    Only where it pays: a look-ahead for a secret word tried at every word of a window (the
+    name-bearing rules had one) cost 2-3x the plain search and ``span_of`` refusing the names
+    it kept out (bench/secrets/compare.py).
+    ``run`` (a rule that reads the whole text): every match lies inside a stretch of at least
+    this many characters without whitespace (a long token); only those stretches are scanned.
     """
 
     kind: str
@@ -334,6 +342,7 @@ class Rule(NamedTuple):
     after: re.Pattern[str] | None = None
     span_of: SpanOf | None = None
     gated: re.Pattern[str] | None = None
+    run: int = 0
 
 
 # ----------------------------------------------------------------------------- value checks
@@ -939,10 +948,6 @@ _NAME_LITERALS: tuple[str, ...] = (
     *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
     *("private", "pfx", "p12"),
 )
-# the same inside a regex, at the start of a name: a name without any is no secret name
-_NAME_GATE = r"(?=[\w.-]*?(?i:" + "|".join(_NAME_LITERALS) + "))"
-# and what an assignment also reads: a login pair under an auth / login name
-_ASSIGN_GATE = r"(?=[\w.-]*?(?i:" + "|".join((*_NAME_LITERALS, "auth", "login")) + "))"
 
 
 def _name_parts(name: str) -> list[str]:
@@ -982,7 +987,6 @@ _ASSIGN_TAIL = (
     r"|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
 )
 _ASSIGN = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
-_ASSIGN_GATED = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_GATE + _ASSIGN_TAIL)
 _TEMPLATE = lazyre.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
 
 
@@ -1002,6 +1006,14 @@ def _assignment(match: re.Match[str]) -> Span | None:
         _NOT_SECRET_KEYS
     ):
         return None  # ``cache key: …``, ``public key: …``: a key that opens nothing
+    if group == "v" and _BLOCK_SCALAR.fullmatch(value):
+        block = _block_value(match.string, match.start("name"), end)
+        if block is None:
+            return None
+        lines = "".join(match.string[block[0] : block[1]].split())  # (folded: one token)
+        if is_secret_name(name):
+            return block if looks_like_value(lines, words=True) else None
+        return block if _not_named_secret(name, lines, 0) is not None else None
     if not is_secret_name(name):
         return _not_named_secret(name, value, start)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
@@ -1020,6 +1032,35 @@ def _assignment(match: re.Match[str]) -> Span | None:
     ):
         return None
     return start, end
+
+
+# a YAML block scalar's header: ``|``, ``>-``, ``|+2`` (its value is the indented lines below)
+_BLOCK_SCALAR = lazyre.compile(r"[|>][+-]?[1-9]?[+-]?")
+
+
+def _block_value(text: str, name_at: int, header_end: int) -> Span | None:
+    """``secret: |`` / ``key: >-`` and the lines indented below it: those lines, whole (a
+    folded value may be split over them); None when the header's line goes on or no line
+    below is indented further than the name."""
+    line_start = text.rfind("\n", 0, name_at) + 1
+    indent = len(text[line_start:name_at]) - len(text[line_start:name_at].lstrip(" \t-"))
+    line_end = text.find("\n", header_end)
+    if line_end == -1 or text[header_end:line_end].strip():
+        return None
+    start = end = -1
+    at = line_end + 1
+    while at < len(text):
+        nxt = text.find("\n", at)
+        nxt = len(text) if nxt == -1 else nxt
+        line = text[at:nxt]
+        if line.strip():
+            if len(line) - len(line.lstrip(" \t")) <= indent:
+                break
+            if start == -1:
+                start = at + len(line) - len(line.lstrip(" \t"))
+            end = at + len(line.rstrip())
+        at = nxt + 1
+    return None if start == -1 else (start, end)
 
 
 def _word_before(text: str, at: int) -> str:
@@ -1194,10 +1235,14 @@ _NAME_ATTRIBUTE = lazyre.compile(r"""(?i)\b(?:name|key)\s*=\s*['"]([^'"<>\n]{1,8
 
 def _element_value(match: re.Match[str]) -> Span | None:
     """``<password>…</password>``, ``<wsse:Password …>…</wsse:Password>``, ``<entry
-    key="smtp.password">…</entry>``, plist ``<key>ApiSecret</key><string>…</string>``: an
-    element's text whose tag, ``name`` / ``key`` attribute or preceding ``<key>`` is a secret
+    key="smtp.password">…</entry>``, plist ``<key>ApiSecret</key><string>…</string>``, a
+    KeePass export's ``<Key>Password</Key><Value …>…</Value>``: an element's text (or its
+    ``<![CDATA[…]]>``) whose tag, ``name`` / ``key`` attribute or preceding key is a secret
     name."""
-    group = "secret" if match["tag"] else "value"
+    if match["tag"]:
+        group = "secret" if match["cdata"] is None else "cdata"
+    else:
+        group = "value" if match["vcdata"] is None else "vcdata"
     name = match["tag"].rsplit(":", 1)[-1] if match["tag"] else match["key"]
     if not is_secret_name(name):
         attribute = _NAME_ATTRIBUTE.search(match["attrs"] or "")
@@ -1485,7 +1530,11 @@ def _expect_send(match: re.Match[str]) -> Span | None:
 
 _LITERAL_ARG = lazyre.compile(r"""[bBrRuU]?(['"])([^'"\n]*)\1""")
 _KEYWORD_ARG = lazyre.compile(r"\w+\s*[=:]")
-_HOST = lazyre.compile(r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|\d+")
+# where a call connects rather than who: a host, a URL, a port, a DSN or driver string
+# (``dbi:Pg:dbname=app``, ``mysql:host=db;dbname=shop``, ``jdbc:…``)
+_HOST = lazyre.compile(
+    r"localhost|[\w-]+(?:\.[\w-]+)+|\S*://\S*|jdbc:\S*|[A-Za-z][\w+.-]*:\S*[:=]\S*|\d+"
+)
 
 
 # a cookie named for a session or a login: PHPSESSID, connect.sid, _app_session, JSESSIONID,
@@ -2093,12 +2142,14 @@ RULES: tuple[Rule, ...] = (
             r"(?<![\w+/-])(?=[A-Za-z0-9+/_-]{16})(?:[CDI-Za-f][A-Za-z0-9+/_-]{3})+"
             r"(?:[CDI-Za-f][A-Za-z0-9+/_-]{0,2})?={0,2}(?![\w+/=-])"
         ),
+        run=16,
     ),
     Rule(
         "random_token",
         _rx(r"(?<![\w.~-])[A-Za-z0-9][\w.~-]{18,}(?<=[\w~])=*(?![\w.~-])"),
         ("",),
         span_of=_random_token,
+        run=19,
     ),
     # --------------------------------------------------------------------- context rules
     Rule(
@@ -2186,10 +2237,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_secret_flag,
         reach=LINES,
-        gated=_rx(
-            r"(?<![\w-])--?(?P<name>" + _NAME_GATE + r"[A-Za-z][\w.-]{2,40})(?P<op>=|[ \t]+)"
-            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`]{4,})"
-        ),
     ),
     Rule(
         "short_flag_secret",
@@ -2342,7 +2389,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_assignment,
         reach=LINES,
-        gated=_ASSIGN_GATED,
     ),
     Rule(
         "secret_directive",
@@ -2356,13 +2402,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_directive,
         reach=LINES,
-        gated=_rx(
-            r"(?:^|(?<=[ \t;]))(?P<name>(?=[\w.:/@-]*?(?i:" + "|".join(_NAME_LITERALS) + r"))"
-            r"[A-Za-z_/][\w.:/@-]{1,100})[ \t]+"
-            r"(?P<q>['\"]?)(?P<secret>[^\s'\"`()\[\]{}<>]{4,200})(?P=q)"
-            r"(?=[ \t]*(?:$|[;#\n]|\([^()\n]*\)[ \t]*$))",
-            re.MULTILINE,
-        ),
     ),
     Rule(
         "spoken_secret",
@@ -2454,9 +2493,9 @@ RULES: tuple[Rule, ...] = (
         "credential_call",
         _rx(
             r"(?:\b(?:[A-Za-z_][\w.$]*)?(?:Credential|Auth|Login|login|Connection|connect|Connect)"
-            r"\w*|\bauth[ \t]*=[ \t]*)[ \t]*\((?P<args>[^()\n]{0,300})\)"
+            r"\w*|\bauth[ \t]*=[ \t]*|\bnew[ \t]+(?:PDO|mysqli))[ \t]*\((?P<args>[^()\n]{0,300})\)"
         ),
-        ("Credential", "Auth", "Login", "login", "onnect", "auth"),
+        ("Credential", "Auth", "Login", "login", "onnect", "auth", "PDO", "mysqli"),
         span_of=_credential_call,
         reach=LINES,
     ),
@@ -2471,12 +2510,6 @@ RULES: tuple[Rule, ...] = (
         folded=True,
         span_of=_setter,
         reach=LINES,
-        gated=_rx(
-            r"(?<![\w$])(?P<name>(?=\w*?(?i:" + "|".join(_NAME_LITERALS) + r"))[A-Za-z_]\w*)"
-            r"[ \t]*\([ \t]*(?P<q>['\"])(?P<secret>[^'\"\n]+)(?P=q)[ \t]*\)"
-            r"|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
-            r"(?P<svalue>[^'\"\n]+)(?P=sq)"
-        ),
     ),
     Rule(
         "named_argument",
@@ -2505,9 +2538,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "element_value",
         _rx(
-            r"<key>(?P<key>[^<>\n]{1,80})</key>\s*<string>(?P<value>[^<>\n]{1,300})</string>"
+            r"<(?P<kt>[Kk]ey)>(?P<key>[^<>\n]{1,80})</(?P=kt)>\s*"
+            r"<(?P<vt>string|[Vv]alue)(?:[ \t][^<>\n]*)?>"
+            r"(?:<!\[CDATA\[(?P<vcdata>[^\n]{1,300}?)\]\]>|(?P<value>[^<>\n]{1,300}))</(?P=vt)>"
             r"|<(?P<tag>(?:[\w-]+:)?[A-Za-z_][\w.-]*)(?P<attrs>[ \t][^<>\n]*)?>"
-            r"(?P<secret>[^<>\n]{1,300})</(?P=tag)[ \t]*>"
+            r"(?:<!\[CDATA\[(?P<cdata>[^\n]{1,300}?)\]\]>|(?P<secret>[^<>\n]{1,300}))"
+            r"</(?P=tag)[ \t]*>"
         ),
         ("</",),
         span_of=_element_value,

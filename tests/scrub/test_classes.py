@@ -690,3 +690,134 @@ def test_protocol_logins_encoded_and_escaped_values_and_key_value_rows_are_redac
 )
 def test_the_same_protocols_encodings_and_tables_without_a_secret_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)[0]
+
+
+# --- a wrapped token's line join: a word on the line before a whole secret is no part of it
+
+GHP = "gh" + "p_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.mark.parametrize(
+    "before",
+    ["configuration", "aaaaaaaaaaaa", "Authorization", "see-the.changelog", "> quoted_words"],
+)
+def test_a_word_on_the_line_before_a_whole_token_is_kept(before: str) -> None:
+    # (the line join for wrapped tokens read "word\ntoken" as one value: the word went too)
+    for gap in ("\n", "\n ", "\r\n"):
+        out, _ = scrub_secrets(f"{before}{gap}{GHP} done")
+        assert out == f"{before}{gap}[REDACTED:github_token] done"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ghp_A1b2C3d4E5f6G7h8I9j\n0K1l2M3n4O5p6Q7r8 done",  # a token wrapped mid-way
+        "token:\n  ghp_A1b2C3d4E5f6\n  G7h8I9j0K1l2M3n4O5p6Q7r8",
+        "> sk-ant-api03-Xq7Lm2Np9Rs4Tv6W\n> y8Za1Bc3De5Fg7Hi9Jk2Lm4No6Pq8Rs0Tu2Vw",  # quoted e-mail
+    ],
+)
+def test_a_token_wrapped_over_lines_is_still_redacted_whole(text: str) -> None:
+    out, found = scrub_secrets(text)
+    assert found
+    for piece in ("0K1l2M3n4O5p6Q7r8", "G7h8I9j0K1l2M3n4O5p6Q7r8", "y8Za1Bc3De5Fg7Hi9Jk2"):
+        assert piece not in out, out
+
+
+def test_a_random_head_before_a_whole_token_is_taken_with_it() -> None:
+    # fail closed: a head with digits or capitals inside may be a wrapped token's first piece
+    out, _ = scrub_secrets(f"aB3dE5gH7jK9mN2p\n{GHP}")
+    assert "aB3dE5gH7jK9mN2p" not in out
+
+
+# --- a connection's positional password after a DSN (Perl DBI, PHP PDO and mysqli)
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        (f'my $dbh = DBI->connect("dbi:Pg:dbname=app;host=db", "app", "{PW}");', '"app", '),
+        (f"$pdo = new PDO('mysql:host=db;dbname=shop', 'shop', '{PW}');", "dbname=shop', 'shop'"),
+        (f"$db = new mysqli('db.internal', 'shop', '{PW}', 'shop');", "'db.internal', 'shop'"),
+        (f'c = DriverManager.getConnection("jdbc:h2:mem:t;MODE=x", "sa", "{PW}")', 'x", "sa"'),
+    ],
+)
+def test_a_password_after_a_dsn_and_a_user_is_redacted(text: str, left: str) -> None:
+    # (a DSN string was taken for the user, and the user for the password)
+    assert redacted(text)
+    assert left in scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "new PDO($dsn, $user, $password);",
+        "DBI->connect('dbi:SQLite:dbname=test.db', '', '')",
+        "$pdo = new PDO('sqlite:/var/db/app.sqlite');",
+        "DBI->connect($dsn, 'readonly', undef, { RaiseError => 1 })",
+    ],
+)
+def test_a_connection_without_a_literal_password_is_kept(text: str) -> None:
+    assert kept(text)
+
+
+# --- XML exports: a key's value in the next element, an element's text in CDATA
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'<Entry><String><Key>Password</Key><Value ProtectInMemory="True">{PW}</Value></String>',
+        f"<key>DbPassword</key>\n  <string><![CDATA[{PW}]]></string>",
+        f"<password><![CDATA[{PW}]]></password>",
+        f'<entry key="smtp.password"><![CDATA[{PW}]]></entry>',
+    ],
+)
+def test_an_exported_or_cdata_value_under_a_secret_name_is_redacted(text: str) -> None:
+    assert redacted(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<Entry><String><Key>UserName</Key><Value>admin</Value></String></Entry>",
+        "<String><Key>Title</Key><Value>Router</Value></String>",
+        "<description><![CDATA[Reset the password from the <b>login</b> page]]></description>",
+        "<password><![CDATA[]]></password>",
+        '<Key>Password</Key><Value ProtectInMemory="True"></Value>',
+    ],
+)
+def test_the_same_exports_without_a_secret_are_kept(text: str) -> None:
+    assert kept(text)
+
+
+# --- a YAML block scalar under a secret name: the value is the indented lines below
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"db:\n  password: |\n    {PW}\n  host: db",
+        f"secret: >-\n  {PW[:5]}\n  {PW[5:]}\nnext: 1",
+        f"- name: api\n  token: |-\n      {PW}\n",
+        "signing_key: >-\n  q8ZfT2mK9x\n  Lr4vW7pN3c\n",  # machine-made text under a key name
+    ],
+)
+def test_a_block_scalar_under_a_secret_name_is_redacted(text: str) -> None:
+    out, found = scrub_secrets(text)
+    assert found and PW not in out and PW[:5] not in out and PW[5:] not in out, out
+    assert "q8ZfT2mK9x" not in out and "Lr4vW7pN3c" not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "description: |\n  Marble4417? is no secret here\nnext: 1",
+        "password: |\n  ${VAULT_PASSWORD}\n",
+        "password: |\nnext: 1",
+        "script: |\n  export PASSWORD=$(cat /run/secrets/db)\n",
+        "cache_key: |\n  v1-deps-linux-node20\n",
+        "key: >-\n  the primary key of\n  the users table\n",
+    ],
+)
+def test_the_same_blocks_without_a_secret_are_kept(text: str) -> None:
+    assert kept(text)
