@@ -21,7 +21,8 @@ CORPORA = (
     ("corpus_heldout4.jsonl", "held-out 4", None),  # likewise
     ("corpus_heldout5.jsonl", "held-out 5", None),  # tuned on after its second measurement
     ("corpus_heldout6.jsonl", "held-out 6", None),  # written blind, then the development set
-    ("corpus_heldout7.jsonl", "held-out 7", "heldout"),  # written blind, never tuned on
+    ("corpus_heldout7.jsonl", "held-out 7", None),  # written blind, tuned on after one measure
+    ("corpus_heldout8.jsonl", "held-out 8", "heldout"),  # written blind, never tuned on
 )
 # real text that must survive: changelog entries, man-page lines, file paths
 BENIGN = (
@@ -39,7 +40,13 @@ BENIGN = (
         "benign_heldout7.jsonl",
         "false_positives_lookalikes7",
         "look-alikes, set 7",
-        "look-alikes written beside held-out 7 (never tuned on)",
+        "look-alikes written beside held-out 7",
+    ),
+    (
+        "benign_heldout8.jsonl",
+        "false_positives_lookalikes8",
+        "look-alikes, set 8",
+        "look-alikes written beside held-out 8 (never tuned on)",
     ),
 )
 NOTE_CHARS = 2048
