@@ -157,29 +157,40 @@ class _Scan:
         literals = _literals()
         if len(self.text) < _BY_FIND[0]:
             _BY_FIND[0] -= len(self.text)
-            for haystack, folded, words in (
-                (self.lower, True, literals.folded),
-                (self.text, False, literals.exact),
+            return self._found_by_find(table, literals)
+        try:
+            for haystack, automaton, folded, words in (
+                (self.lower, _automata()[0], True, literals.folded),
+                (self.text, _automata()[1], False, literals.exact),
             ):
-                for word in words:
-                    at = haystack.find(word)
-                    if at != -1:
-                        found = table[word, folded] = []
-                        while at != -1 and len(found) <= _MAX_WINDOWS:
-                            found.append(at)
-                            at = haystack.find(word, at + 1)
-            return table
-        for haystack, automaton, folded, words in (
-            (self.lower, _automata()[0], True, literals.folded),
-            (self.text, _automata()[1], False, literals.exact),
+                for index, start, _ in automaton.find_matches_as_indexes(haystack, True):
+                    key = (words[index], folded)
+                    where = table.get(key)
+                    if where is None:
+                        table[key] = [start]
+                    elif len(where) <= _MAX_WINDOWS:
+                        where.append(start)
+        except UnicodeEncodeError:
+            # A lone surrogate (git's undecodable bytes, or a hostile text) is no UTF-8 the
+            # automata can take: str.find reads any str.
+            table.clear()
+            return self._found_by_find(table, literals)
+        return table
+
+    def _found_by_find(
+        self, table: dict[tuple[str, bool], list[int]], literals: _Literals
+    ) -> dict[tuple[str, bool], list[int]]:
+        for haystack, folded, words in (
+            (self.lower, True, literals.folded),
+            (self.text, False, literals.exact),
         ):
-            for index, start, _ in automaton.find_matches_as_indexes(haystack, True):
-                key = (words[index], folded)
-                where = table.get(key)
-                if where is None:
-                    table[key] = [start]
-                elif len(where) <= _MAX_WINDOWS:
-                    where.append(start)
+            for word in words:
+                at = haystack.find(word)
+                if at != -1:
+                    found = table[word, folded] = []
+                    while at != -1 and len(found) <= _MAX_WINDOWS:
+                        found.append(at)
+                        at = haystack.find(word, at + 1)
         return table
 
     def live(self) -> list[int]:

@@ -147,3 +147,17 @@ PIECES = ['"', "'", " + ", "\\\n", "\n", ", ", "||", "> ", "x" * 14, "ab12CD34ef
 def test_joins_side_by_side_on_any_sequence_of_their_pieces(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert list(engine._joins(text)) == _joins_by_alternation(text)
+
+
+@pytest.mark.parametrize("by_find", [16_384, 0])
+def test_a_lone_surrogate_is_scrubbed_whichever_way_the_literals_are_found(
+    monkeypatch: pytest.MonkeyPatch, by_find: int
+) -> None:
+    """git hands undecodable bytes over as lone surrogates (surrogateescape), and a hostile
+    text may hold one: the automata take only UTF-8, so such a text is read by str.find. A
+    process that had scanned 16 KB crashed on it: its commit's note could not be written."""
+    monkeypatch.setattr(engine, "_BY_FIND", [by_find])
+    text = "caf\udce9 token: ghp_" + "a1B2c3D4e5" * 3 + "abcdef \ud800 password = hunter2hunter2"
+    out, found = engine.scrub_secrets(text)
+    assert "ghp_" not in out and "hunter2hunter2" not in out and "\udce9" in out
+    assert found
