@@ -212,6 +212,7 @@ FILES = (
     SYNC_LOCK,
     ORIGINS,
     ORIGINS_LOG,
+    PATTERN_STORE,
     f"{READY}/{READY_MAIN}",
     f"{READY}/{READY_GEN}",
     f"{READY}/{READY_LOCK}",
