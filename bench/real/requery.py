@@ -6,6 +6,11 @@ change to ranking is measured in seconds, not in a new backfill.
     python -m bench.real.requery REPO [--name NAME] [--seed N] [--per-kind N] [--kind KIND …]
                                       [--skip KIND …] [--show KIND …] [--why KIND …] [--json PATH]
     python -m bench.real.requery REPO --rebuild [N]     time N rebuilds of the index, nothing else
+    python -m bench.real.requery REPO --set TITLE_WEIGHT=4 [--set …]   a ranking constant changed
+
+`--set NAME=VALUE` scores a ranking lever without editing the code: NAME is one of
+gitvault.memory.search's numeric constants (TITLE_WEIGHT, COVER_WEIGHT, FILES_WEIGHT, BM25_B, …),
+set in this process only; anything else is refused.
 
 REPO: the replayed clone (the sandbox's `repo-<name>`). Its sandbox's private HOME and git
 config are used when REPO sits in one (`<sandbox>/repo-<name>`, or `<root>/repo` beside a
@@ -127,6 +132,22 @@ def explain(
     return lines
 
 
+def apply_settings(pairs: list[str]) -> dict[str, float]:
+    """Set gitvault.memory.search's numeric constants from NAME=VALUE pairs, in this process;
+    returns the values they replaced. Raises ValueError for a name that is not such a constant,
+    or a value that is not a number."""
+    old: dict[str, float] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        current = getattr(search, name, None)
+        if not sep or not name.isupper() or type(current) not in (int, float):
+            raise ValueError(f"{name!r} is not a numeric constant of gitvault.memory.search")
+        value = type(current)(float(text)) if isinstance(current, int) else float(text)
+        old.setdefault(name, current)
+        setattr(search, name, value)
+    return old
+
+
 CACHE_NAME = "requery-cache.json"
 
 
@@ -187,7 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write every kind's scores here")
     p.add_argument("--no-cache", action="store_true", help="recompute git's side, keep nothing")
     p.add_argument("--rebuild", type=int, nargs="?", const=1, default=0, metavar="N")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = p.parse_args(argv)
+    try:
+        apply_settings(args.set)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     held = [k for k in args.show + args.why if "held-out" in k]
     if held:
         print(f"{held[0]}: held-out results are reported in aggregate only", file=sys.stderr)
@@ -223,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     after = load_average()
     table = result.as_json()["kinds"]
     assert isinstance(table, dict)
-    print(f"{name}: {len(every)} queries, load {before:.2f} → {after:.2f}")
+    settings = f" (set: {' '.join(args.set)})" if args.set else ""
+    print(f"{name}: {len(every)} queries, load {before:.2f} → {after:.2f}{settings}")
     print(
         f"{'kind':<22} {'n':>3}  {'gv hit@3':>8} {'gv MRR':>6}  {'git hit@3':>9} {'git MRR':>7}"
         f"  {'gv named@3':>10}"

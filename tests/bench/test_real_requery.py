@@ -111,3 +111,22 @@ def test_a_gold_commit_folded_under_its_copy_is_named_not_hit(
     assert ranks == [(None, True), (1, True)], result.queries
     mine = result.per_kind["body"]["gitvault"]
     assert (mine.hits3, mine.named3) == (1, 2)
+
+
+def test_a_ranking_constant_is_set_for_one_run_and_anything_else_refused() -> None:
+    from bench.real.requery import apply_settings
+    from gitvault.memory import search
+
+    before = search.TITLE_WEIGHT, search.CANDIDATES
+    old = apply_settings(["TITLE_WEIGHT=4", "CANDIDATES=50"])
+    try:
+        assert old == {"TITLE_WEIGHT": before[0], "CANDIDATES": before[1]}
+        assert search.TITLE_WEIGHT == 4.0 and isinstance(search.TITLE_WEIGHT, float)
+        assert search.CANDIDATES == 50 and isinstance(search.CANDIDATES, int)
+    finally:
+        for name, value in old.items():
+            setattr(search, name, value)
+    for bad in ("KINDS=1", "title_weight=4", "NO_SUCH=1", "TITLE_WEIGHT", "TITLE_WEIGHT=x"):
+        with pytest.raises(ValueError):
+            apply_settings([bad])
+    assert before == (search.TITLE_WEIGHT, search.CANDIDATES)  # a refused pair set nothing
