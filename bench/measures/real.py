@@ -144,8 +144,8 @@ MEASURES = (
         summary=(
             "click-truth",
             "git-truth",
-            "click-question-held-out-3",
-            "git-question-held-out-3",
+            "click-question-held-out-4",
+            "git-question-held-out-4",
             "click-co-change",
             "git-co-change",
         ),
