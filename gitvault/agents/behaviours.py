@@ -62,7 +62,6 @@ class HookCall:
         self.cwd: Path = loc.workdir or loc.common_dir
         self._config: dict[str, str] | None = None
         self._started: dict[str, StartedGit] = {}  # prefetch: running, answers not taken yet
-        self._toml: tuple[str | None] | None = None  # vault.toml's text, once read
         self._sections: dict[str, dict[str, Any]] = {}
         self._state: SessionState | None = None
         self.acted = False  # a behaviour ran (an unserved agent's call stores nothing)
@@ -91,21 +90,19 @@ class HookCall:
         return self._config
 
     def prefetch(self, ignored: str | None = None) -> None:
-        """Start, side by side, the git commands a hook would ask one after the other (~3 ms
+        """Start, side by side, the git commands a tool event asks one after the other (~3 ms
         each): the git config, vault.toml at the default vault branch (used when the config
-        names no other), and (tool events) whether git ignores the worktree path `ignored`.
-        What is known already is not asked again. Answers are taken where they are asked
-        (config, settings, is_ignored); `close` reaps what nobody took."""
+        names no other), and whether git ignores the worktree path `ignored`. Their answers
+        are taken where they are asked (config, settings, is_ignored); `close` reaps what
+        nobody took."""
         from gitvault.errors import GitvaultError
         from gitvault.pathrecall import gate
         from gitvault.vault import gitcmd, layout
 
-        wanted: dict[str, tuple[list[str], Path]] = {}
-        if self._config is None and "config" not in self._started:
-            wanted["config"] = (list(gitcmd.GITVAULT_CONFIG), self.cwd)
-        if self._toml is None and "toml" not in self._started:
-            rev = self._toml_rev(layout.DEFAULT_BRANCH)
-            wanted["toml"] = (["cat-file", "blob", rev], self.cwd)
+        wanted = {
+            "config": (list(gitcmd.GITVAULT_CONFIG), self.cwd),
+            "toml": (["cat-file", "blob", self._toml_rev(layout.DEFAULT_BRANCH)], self.cwd),
+        }
         if ignored is not None and self.loc.workdir is not None:
             wanted["ignored"] = (gate.check_ignore(ignored), self.loc.workdir)
         for key, (args, cwd) in wanted.items():
@@ -144,17 +141,7 @@ class HookCall:
     def settings(self, section: str = "capture") -> dict[str, Any]:
         """A section of the vault's vault.toml, with the defaults (read from the branch tip)."""
         if section not in self._sections:
-            from gitvault.vault import layout
-
-            values = layout.read_settings(self._vault_toml(), section)
-            # Spending settings: what a travelling vault.toml may ask for, git config over it.
-            self._sections[section] = layout.resolve_local(section, values, self.config())[0]
-        return self._sections[section]
-
-    def _vault_toml(self) -> str | None:
-        """vault.toml at the vault branch's tip, read once per call (None: there is none)."""
-        if self._toml is None:
-            from gitvault.vault import gitcmd
+            from gitvault.vault import gitcmd, layout
 
             rev = self._toml_rev(self.branch())
             started = self._started.pop("toml", None)
@@ -164,10 +151,11 @@ class HookCall:
                 if started is not None:
                     started.abandon()  # read at the default branch; the config names another
                 proc = gitcmd.run_git(["cat-file", "blob", rev], self.cwd, check=False)
-            self._toml = (
-                (proc.stdout.decode("utf-8", "replace"),) if proc.returncode == 0 else (None,)
-            )
-        return self._toml[0]
+            text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+            values = layout.read_settings(text, section)
+            # Spending settings: what a travelling vault.toml may ask for, git config over it.
+            self._sections[section] = layout.resolve_local(section, values, self.config())[0]
+        return self._sections[section]
 
     @property
     def state(self) -> SessionState:
@@ -208,7 +196,6 @@ def respond(call: HookCall) -> Answer | None:
     precheck = PRECHECKS.get(call.event)
     if precheck is not None and not precheck(call):
         return None
-    call.prefetch()  # the git config and vault.toml, side by side (every behaviour reads both)
     if not serves(call.config().get(layout.AGENTS_KEY), call.adapter.name):
         return None
     call.acted = True
