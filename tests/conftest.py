@@ -138,3 +138,17 @@ def standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIn:
     monkeypatch.setenv("PATH", fake.path_env())
     monkeypatch.setenv("ANTHROPIC_API_KEY", PARENT_API_KEY)
     return fake
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The file descriptors this test's process fsyncs from now on (each fsync still done)."""
+    synced: list[int] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    return synced

@@ -58,6 +58,20 @@ def run(
     return Finished(proc.returncode, proc.stdout, proc.stderr)
 
 
+def _piped(
+    argv: Sequence[str], cwd: Path | str | None, env: Mapping[str, str] | None
+) -> subprocess.Popen[bytes]:
+    """A child with no stdin, its stdout and stderr piped to the caller."""
+    return subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+    )
+
+
 class Started:
     """A child running beside its caller, its (small) output read whole by `finish`."""
 
@@ -86,14 +100,7 @@ def start(
 ) -> Started:
     """Start a child whose answer is wanted later (`Started.finish`), so that several run side
     by side; stdin is nothing. Raises FileNotFoundError / OSError when it cannot start."""
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=None if env is None else dict(env),
-    )
+    proc = _piped(argv, cwd, env)
     return Started(argv, proc)
 
 
@@ -122,14 +129,7 @@ def stream(
 ) -> Iterator[Streaming]:
     """The child's stdout while it runs. Leaving the block before the end kills it: a reader
     that has what it needs never waits for the rest. Raises OSError when it cannot start."""
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=None if env is None else dict(env),
-    )
+    proc = _piped(argv, cwd, env)
     try:
         yield Streaming(proc)
     finally:

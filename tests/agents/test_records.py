@@ -170,24 +170,16 @@ def test_a_request_is_never_read_through_a_link(repo: Repo, tmp_path: Path) -> N
 
 
 def test_a_spooled_request_is_durable_and_the_sessions_bookkeeping_is_not(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
+    repo: Repo, fsyncs: list[int]
 ) -> None:
     """What a crash must not lose (the record request) is fsynced; the ledger, which a crash may
     lose at the cost of a question asked again, is not: its fsyncs cost a hook milliseconds."""
     from gitvault.agents import ledger
 
     loc = resolve(repo.path)
-    synced: list[int] = []
-    real = os.fsync
-
-    def counting(fd: int) -> None:
-        synced.append(fd)
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", counting)
     state = ledger.load(loc, "a-session")
     ledger.store(loc, state)
-    assert synced == []
+    assert fsyncs == []
     assert ledger.load(loc, "a-session").first_seen == state.first_seen  # stored all the same
     records.spool(loc, {"session_id": "a-session", "event": "pre-compact"})
-    assert len(synced) == 2  # the request and its folder
+    assert len(fsyncs) == 2  # the request and its folder

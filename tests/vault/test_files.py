@@ -25,22 +25,14 @@ def test_atomic_write_replaces_whole_and_leaves_no_temp_file(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("durable", [True, False])
 def test_atomic_write_is_durable_unless_told_otherwise(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool
+    tmp_path: Path, fsyncs: list[int], durable: bool
 ) -> None:
-    synced: list[int] = []
-    real = os.fsync
-
-    def counting(fd: int) -> None:
-        synced.append(fd)
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", counting)
     target = tmp_path / "state.json"
     target.write_bytes(b"old")
     files.atomic_write(target, b"new", durable=durable)
     assert target.read_bytes() == b"new"  # atomic either way
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
-    assert len(synced) == (2 if durable else 0)  # the file and its folder, or neither
+    assert len(fsyncs) == (2 if durable else 0)  # the file and its folder, or neither
 
 
 def test_atomic_write_replaces_a_planted_link_instead_of_writing_through_it(
