@@ -162,7 +162,7 @@ def _materialize(common: str, *, wait: bool) -> None:
     from gitvault.resolve import Location
 
     try:
-        from gitvault.memory import ready
+        from gitvault.materialize import ready
         from gitvault.vault.launcher import SETTLE_NS
 
         loc = Location(common_dir=Path(common), git_dir=Path(common), workdir=None)

@@ -127,7 +127,7 @@ def install(
         remembered = [f"set git config {layout.AGENTS_KEY} {adapters.render(chosen)}"]
     report.changes += remembered
     report.notes += fold_outlook(loc, vault)
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
 
     ready.want(loc)  # the next change of the vault materializes this worktree's recall block
     return report

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.support.agent_hooks import AGENTS, Hooks
 from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
 from tests.support.hook_fuzz import special_files as make_special_files
 from tests.support.memory import PARENT_API_KEY, Clock, StandIn, set_config
@@ -152,3 +153,31 @@ def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(os, "fsync", counting)
     return synced
+
+
+# -- agent hooks run as the agents run them (tests/support/agent_hooks.py) --------------------
+
+
+@pytest.fixture
+def wired(repo_factory: Callable[..., Repo]) -> Repo:
+    repo = repo_factory("proj", install=False)
+    done = repo.gv("install", "--agent", ",".join(AGENTS))
+    assert done.code == 0, done
+    return repo
+
+
+@pytest.fixture
+def starts(tmp_path: Path) -> Iterator[Path]:
+    """A sitecustomize that appends one line to a file for every Python that starts."""
+    site = tmp_path / "site"
+    site.mkdir()
+    log = tmp_path / "python-starts"
+    (site / "sitecustomize.py").write_text(
+        f"with open({str(log)!r}, 'a') as _f:\n    _f.write('started\\n')\n"
+    )
+    yield log
+
+
+@pytest.fixture
+def hooks(wired: Repo, starts: Path) -> Hooks:
+    return Hooks(wired, starts)

@@ -41,6 +41,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "vault",  # the branch, git, files, the state folder, child processes
         "notes memory",  # commit → note; session text in, recall out
         "pathrecall",  # what the vault knows per project path: the index, the edit-time block
+        "materialize",  # what the hooks serve without Python: recall and edit-time blocks
         "fold sync",  # the digest rewrite; the vault exchange
         "agents",  # the hook behaviours and the agent adapters
         "install status drain claude_hooks configure mcpserver",  # product-wide, MCP

@@ -10,7 +10,7 @@ longer). A timed run counts only when it printed nothing and the session's beat 
 one byte (the launcher answered; Python would have folded the beat into the ledger).
 
 A session start in the large vault is served the same way from the recall block the last vault
-change materialized (gitvault.memory.ready): a run counts only when it printed the block and
+change materialized (gitvault.materialize.ready): a run counts only when it printed the block and
 left the launcher's start record (Python would have written the session's ledger instead).
 """
 
@@ -115,10 +115,10 @@ def bench_quiet_turn(ctx: Context) -> list[Row]:
 
 def _served_start_rows(ctx: Context, env: dict[str, str], runs_n: int) -> list[Row]:
     """Every agent's session start in the large vault with a digest, served from the block the
-    last vault change materialized (gitvault.memory.ready), against `python -c pass`."""
+    last vault change materialized (gitvault.materialize.ready), against `python -c pass`."""
     from gitvault.agents import quiet
     from gitvault.agents.adapters import NAMES, get
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
     from gitvault.resolve import resolve
     from gitvault.vault import statedir
     from measures.notecost import vault_repos

@@ -61,7 +61,7 @@ def bench_search(ctx: Context) -> list[Row]:
             hits += len(answer.hits)
     worst_query = max(runs)
 
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
     from gitvault.resolve import ENV_REPO
     from gitvault.vault import launcher
 

@@ -230,7 +230,7 @@ def recall_at_start(call: HookCall) -> Answer | None:
         handovers.consume(loc, result.handovers, call.session_id)
     state.recall = {**(known or {}), **result.parts}
     state.cli = call.adapter.shell_cli()
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
 
     ready.want(loc)  # the next change of the vault materializes this worktree's block
     return {"context": result.text} if result.text else None

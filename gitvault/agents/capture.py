@@ -220,7 +220,7 @@ def save(
     from gitvault.pathrecall.index import update_quietly
 
     update_quietly(loc, rebuild_here=False)  # the session's decisions, steps: edit time
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
 
     ready.after_change(loc)  # and for the next session start's block
     return saved

@@ -84,7 +84,7 @@ def written(loc: Location, *, follow: bool = True) -> list[str]:
                 log_failure(loc.state_dir, f"{saved[1]}: wrote the mechanical record s:{saved[0]}")
             (folder / name).unlink(missing_ok=True)
     if slugs and follow:
-        from gitvault.memory import ready
+        from gitvault.materialize import ready
         from gitvault.pathrecall.index import update_quietly
 
         update_quietly(loc)  # the record's commits, for the edit-time block

@@ -10,9 +10,9 @@ from gitvault.agents import agentfiles
 from gitvault.commands.common import emit_json, err, location, out
 from gitvault.errors import GitvaultError, Refused
 from gitvault.fold import history as mined_history
+from gitvault.materialize import ready
 from gitvault.memory import forget as forget_mod
 from gitvault.memory import pins as pins_mod
-from gitvault.memory import ready
 from gitvault.pathrecall import index as index_mod
 from gitvault.status import view as view_mod
 from gitvault.vault.layout import PINS

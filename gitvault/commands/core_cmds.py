@@ -185,7 +185,7 @@ def backfill(
         from gitvault.pathrecall.index import update_quietly
 
         update_quietly(loc)  # a backfill is long work the user waits for: built with it
-        from gitvault.memory import ready
+        from gitvault.materialize import ready
 
         ready.after_change(loc)
     out.print(

@@ -307,7 +307,7 @@ def fold(loc: Location, opts: FoldOptions, say: Say = lambda _: None) -> FoldRes
         from gitvault.pathrecall.index import update_quietly
 
         update_quietly(loc, rebuild_here=False)  # the new digest's lines, for edit time
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
 
     ready.after_change(loc)  # the digest and the fold's state, for the next session start
     return result

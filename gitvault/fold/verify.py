@@ -129,7 +129,7 @@ def _fix(loc: Location, report: Report) -> None:
 
 def save_results(loc: Location, report: Report) -> None:
     statedir.save_verify(loc, report.as_json())
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
 
     ready.after_change(loc)  # its stale marks, in the next session start's block
 

@@ -2,7 +2,7 @@
 fold, when the digest was folded, the stale thresholds vault.toml sets, the last fold's failure.
 
 computed() reads it with plain git (three processes); the refresh that materializes the recall
-blocks (gitvault.memory.ready) stores it beside them with what it was read from, and
+blocks (gitvault.materialize.ready) stores it beside them with what it was read from, and
 materialized() serves it from that one small file while all of it still holds: the vault tip
 (its loose ref file), the token the fold's state file replaces (statedir.recall_inputs_changed),
 and the git config files and packed-refs (not newer than the file, whose mtime is the newest of

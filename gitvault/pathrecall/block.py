@@ -256,7 +256,8 @@ def render(
     return text
 
 
-def _enabled(loc: Location, branch: str) -> bool:
+def edit_time_on(loc: Location, branch: str) -> bool:
+    """Whether the vault's vault.toml (at BRANCH's tip) leaves edit-time recall on."""
     from gitvault.vault import gitcmd
 
     rev = f"{layout.branch_ref(branch)}:{layout.CONFIG}"
@@ -292,7 +293,7 @@ def edit_block(
         index.update()
     if knows(loc, rel) is False:
         return Block(rel, "", "the vault knows nothing about it")
-    if not (enabled if enabled is not None else _enabled(loc, index.branch)):
+    if not (enabled if enabled is not None else edit_time_on(loc, index.branch)):
         return Block(rel, "", "edit-time recall is off ([recall] edit_time = false)")
     if gate.ignored(workdir, rel):
         return Block(rel, "", "git ignores it")

@@ -854,6 +854,37 @@ class PathIndex:
         with closing(self._read()) as conn:
             return self._facts(conn, path, recent, partners)
 
+    def facts_of(self, paths: list[str]) -> Iterator[tuple[str, PathFacts | None]]:
+        """facts() of many paths, through one connection (the materialized blocks)."""
+        with closing(self._read()) as conn:
+            for path in paths:
+                yield path, self._facts(conn, path, 12, 60)
+
+    def marks(self) -> dict[str, str]:
+        """The vault commit the index read last on each ref ({} when it cannot be read)."""
+        try:
+            with closing(self._connect(self.path)) as conn:
+                return self._marks(conn)
+        except (sqlite3.DatabaseError, OSError):
+            return {}
+
+    def touched_by(self, shas: list[str]) -> tuple[set[str], int]:
+        """The paths these commits touched, and how many commits an amend or a rebase has
+        replaced so far (a change of that count may have taken paths' history away)."""
+        out: set[str] = set()
+        with closing(self._read()) as conn:
+            for start in range(0, len(shas), 500):
+                chunk = shas[start : start + 500]
+                rows = conn.execute(
+                    "SELECT DISTINCT p.path FROM commits c "
+                    'JOIN touches t ON t."commit" = c.id JOIN paths p ON p.id = t.path '
+                    f"WHERE c.sha IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+                out.update(r[0] for r in rows)
+            gone = conn.execute("SELECT count(*) FROM replaced").fetchone()[0]
+        return out, int(gone)
+
     def _facts(
         self, conn: sqlite3.Connection, path: str, n_recent: int, n_partners: int
     ) -> PathFacts | None:

@@ -151,7 +151,7 @@ def sync(
 
     update_quietly(loc, rebuild_here=False)  # what arrived, for the edit-time block
     if vault.tip() != before or result.recorded:
-        from gitvault.memory import ready
+        from gitvault.materialize import ready
 
         ready.after_change(loc)  # and for the next session start (recall read nothing new else)
     return result

@@ -28,7 +28,7 @@ Python unchanged. Stamp content is only ever compared, never evaluated, sourced 
 no path from it is opened for writing.
 
 It also serves a fresh session start (no `source` meaning resume) from the recall block the
-last vault change materialized for the session's worktree (gitvault.memory.ready writes it, in
+last vault change materialized for the session's worktree (gitvault.materialize.ready writes it, in
 <state>/recall-ready/<worktree>; this module holds its format, reader and writer):
 
     gitvault-ready 1 serve        (`wait`: names the worktree for the next refresh only)
@@ -52,6 +52,28 @@ on PATH (else Python writes it). It then records the start (<state>/quiet/<id>.s
 reflog size, the ledger line; created only when none exists, the ledger folds it in and removes
 it, and the turn-end path answers nothing while it waits) and prints the agent's envelope
 around the block. Anything else goes to Python, which serves and records the start itself.
+
+And it serves an edit-time block (a file the vault knows, not yet shown to the session) from
+the blocks the last vault change materialized for the worktree (gitvault.materialize.blocks
+writes them, in <state>/recall-ready/@files.<worktree>; this module holds the format):
+
+    gitvault-files 1
+    basis ...                     what the blocks were built from (the builder's; the sh
+                                  reads past it)
+    <token>, <worktree>, <HEAD file>, <its first line>, <vault ref file>, <tip>,
+    <private ref file>, <tip>, <patterns folder>, <agents served>
+                                  a line each, as in a ready file
+    <watched file>... end         git config files, packed-refs, the patterns, the worktree's
+                                  HEAD reflog, info/exclude, the user's excludes file
+    <path>                        then per path: the repository-relative path, and on the
+    #<length><TAB><block>         next line its block as the inside of a JSON string
+
+The sh serves a block only when every header line holds, no `.gitignore` on the path's way
+down from the worktree's top is newer than the file, the input is a JSON object whose cwd
+member (when it has one, before the agent's tail member) is a plain string, no git config is
+in the environment and `flock` is on PATH; it then claims the path in the session's shown
+list under the flock Python takes there (gitvault.agents.shown.claim) and prints the agent's
+envelope around the block. Anything else goes to Python.
 """
 
 from __future__ import annotations
@@ -97,6 +119,9 @@ QUIET_END = "end"  # the end of a stamp's and a ready file's watched files
 # names its worktree for the next refresh; Python serves the start).
 READY_FORMAT = "gitvault-ready 1"
 READY_SERVE, READY_WAIT = "serve", "wait"
+# A worktree's materialized edit-time blocks: the first line, and the first word of the next.
+FILES_FORMAT = "gitvault-files 1"
+FILES_BASIS = "basis"
 # Where recall reads the user's standing patterns from (gitvault.memory.recall), when set.
 PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
 CLI = "gitvault"  # the command a session's shell runs gitvault by, when it is on PATH
@@ -161,9 +186,16 @@ class ToolEvent:
         parent: str = "",
         readers: tuple[str, ...] = (),
         tail: str = "",
+        prefix: str = "",
+        suffix: str = "",
+        limit: int = 0,
     ) -> None:
         self.agent, self.word, self.key = agent, word, key
         self.path_key, self.project_var, self.others = path_key, project_var, others
+        # PREFIX, SUFFIX: what the agent prints around a block (the block as a JSON string's
+        # inside); LIMIT: the most of it the agent passes on (0: the sh serves no block for
+        # this hook; Python builds it).
+        self.prefix, self.suffix, self.limit = prefix, suffix, limit
         # PARENT: PATH_KEY must be a plain member of the input's object member PARENT (the
         # tool's arguments). READERS: PATH_KEY holds a shell command line, whose one file the sh
         # reads only from `READER FILE`, `head|tail -n N FILE` or `sed -n 'N,Mp' FILE`.
@@ -213,6 +245,32 @@ while IFS= read -r gv_line; do
 [ -n "$gv_line" ] && ! [ "$gv_line" -nt "$1" ] || return 1
 done
 return 1
+}
+"""
+
+# What a ready file and a blocks file share (gv_patterns: the user's patterns folder, as recall
+# finds it, into gv_patterns). gv_head AGENT FOLDER: the next lines name the READY_GEN token
+# now (file gv_gen), the worktree FOLDER, its HEAD, the vault's and the private ref's tips as
+# they are, the patterns folder and agents among which AGENT is served.
+_HEAD_SH = r"""
+gv_patterns_dir() {
+if [ -n "${@PATTERNS_ENV@:-}" ]; then
+gv_patterns=$@PATTERNS_ENV@
+elif [ -n "${XDG_CONFIG_HOME:-}" ]; then
+gv_patterns=$XDG_CONFIG_HOME/gitvault/patterns
+elif [ -n "${HOME:-}" ]; then
+gv_patterns=$HOME/.config/gitvault/patterns
+else
+return 1
+fi
+}
+gv_head() {
+IFS= read -r gv_line && IFS= read -r gv_tip < "$gv_gen" && [ "$gv_line" = "$gv_tip" ] || return 1
+IFS= read -r gv_line && [ "$gv_line" = "$2" ] || return 1
+gv_holds && gv_holds && gv_holds || return 1
+IFS= read -r gv_line && [ "$gv_line" = "$gv_patterns" ] || return 1
+IFS= read -r gv_line || return 1
+case " $gv_line " in *" * "*|*" $1 "*) ;; *) return 1 ;; esac
 }
 """
 
@@ -280,23 +338,10 @@ gv_gen=$gv_state/@READY@/@READY_GEN@
 gv_rec=$gv_state/@QUIET@/$gv_sid@START@
 [ -f "$gv_file" ] && [ ! -h "$gv_file" ] && [ -f "$gv_gen" ] && [ ! -h "$gv_gen" ] || return 1
 [ ! -e "$gv_rec" ] && [ ! -h "$gv_rec" ] || return 1
-if [ -n "${@PATTERNS_ENV@:-}" ]; then
-gv_patterns=$@PATTERNS_ENV@
-elif [ -n "${XDG_CONFIG_HOME:-}" ]; then
-gv_patterns=$XDG_CONFIG_HOME/gitvault/patterns
-elif [ -n "${HOME:-}" ]; then
-gv_patterns=$HOME/.config/gitvault/patterns
-else
-return 1
-fi
+gv_patterns_dir || return 1
 {
 IFS= read -r gv_line && [ "$gv_line" = "@READY_FORMAT@ @READY_SERVE@" ] || return 1
-IFS= read -r gv_line && IFS= read -r gv_tip < "$gv_gen" && [ "$gv_line" = "$gv_tip" ] || return 1
-IFS= read -r gv_line && [ "$gv_line" = "$gv_dir" ] || return 1
-gv_holds && gv_holds && gv_holds || return 1
-IFS= read -r gv_line && [ "$gv_line" = "$gv_patterns" ] || return 1
-IFS= read -r gv_line || return 1
-case " $gv_line " in *" * "*|*" $1 "*) ;; *) return 1 ;; esac
+gv_head "$1" "$gv_dir" || return 1
 IFS= read -r gv_length || return 1
 case $gv_length in ''|*[!0-9]*) return 1 ;; esac
 [ ${#gv_length} -le 9 ] && [ "$gv_length" -le "$gv_limit" ] || return 1
@@ -406,7 +451,72 @@ gv_known=$gv_state/@KNOWN@
 IFS= read -r gv_line < "$gv_known" || return 1
 case $gv_line in @KNOWN_HEADER@*) ;; *) return 1 ;; esac
 grep -Fxq -e "$gv_rel" "$gv_known" 2>/dev/null
-[ $? -eq 1 ]
+case $? in
+1) return 0 ;;
+0) [ "$gv_limit" -gt 0 ] && gv_served "$1" ;;
+*) return 1 ;;
+esac
+}
+"""
+
+# gv_served AGENT: the materialized block of gv_rel, a file the vault knows and the session has
+# not been shown (gv_unknown found both), claimed in the session's shown list under its flock
+# and printed in the agent's envelope (gv_prefix, the block, gv_suffix). Exit 3 of the claim:
+# another call of the session claimed it first (nothing to print).
+_SERVED_SH = r"""
+gv_served() {
+[ -z "${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}" ] || return 1
+case $gv_input in "{"*) ;; *) return 1 ;; esac
+case $gv_input in *'"cwd"'*) gv_member cwd || return 1 ;; esac
+command -v flock >/dev/null 2>&1 || return 1
+if [ -d "$gv_root/.git" ]; then
+gv_wt=@READY_MAIN@
+elif [ -f "$gv_root/.git" ]; then
+IFS= read -r gv_line < "$gv_root/.git" || return 1
+gv_wt=${gv_line##*/}
+case $gv_wt in ''|[!A-Za-z0-9]*|*[!A-Za-z0-9._-]*) return 1 ;; esac
+else
+return 1
+fi
+gv_blocks=$gv_state/@READY@/@FILES@$gv_wt
+gv_gen=$gv_state/@READY@/@READY_GEN@
+[ -f "$gv_blocks" ] && [ ! -h "$gv_blocks" ] && [ -f "$gv_gen" ] && [ ! -h "$gv_gen" ] || return 1
+[ -d "${gv_shown%/*}" ] && [ ! -h "$gv_shown" ] || return 1
+[ ! -e "$gv_shown" ] || [ -f "$gv_shown" ] || return 1
+gv_patterns_dir || return 1
+gv_dir=$gv_root
+gv_rest=$gv_rel
+while :; do
+[ "$gv_dir/.gitignore" -nt "$gv_blocks" ] && return 1
+case $gv_rest in */*) gv_dir=$gv_dir/${gv_rest%%/*} gv_rest=${gv_rest#*/} ;; *) break ;; esac
+done
+{
+IFS= read -r gv_line && [ "$gv_line" = "@FILES_FORMAT@" ] || return 1
+IFS= read -r gv_line || return 1
+case $gv_line in "@FILES_BASIS@ "*) ;; *) return 1 ;; esac
+gv_head "$1" "$gv_root" || return 1
+gv_older "$gv_blocks" || return 1
+gv_found=$(GV_REL=$gv_rel awk 'f { print; exit }
+{ o = !o } o && $0 == ENVIRON["GV_REL"] { f = 1 }') || return 1
+} < "$gv_blocks"
+case $gv_found in "#"*"	"*) ;; *) return 1 ;; esac
+gv_length=${gv_found%%"	"*}
+gv_length=${gv_length#"#"}
+case $gv_length in ''|*[!0-9]*) return 1 ;; esac
+[ ${#gv_length} -le 9 ] && [ "$gv_length" -le "$gv_limit" ] || return 1
+gv_found=${gv_found#*"	"}
+(
+umask 077
+exec 9>>"$gv_shown" || exit 1
+flock -x 9 || exit 1
+! grep -Fxq -e "$gv_rel" "$gv_shown" || exit 3
+printf '%s\n' "$gv_rel" >&9 || exit 1
+) 2>/dev/null
+case $? in
+0) printf '%s%s%s\n' "$gv_prefix" "$gv_found" "$gv_suffix" ;;
+3) return 0 ;;
+*) return 1 ;;
+esac
 }
 """
 
@@ -421,7 +531,7 @@ case $? in 126|127) gv_run "$@" ;; esac
 case $gv_kind in
 quiet) gv_quiet "$1" && exit 0 ;;
 ready) gv_ready "$1" && exit 0 ;;
-*) (gv_unknown) && exit 0 ;;
+*) (gv_unknown "$1") && exit 0 ;;
 esac
 printf '%s' "$gv_input" | gv_run "$@"
 exit $?
@@ -453,6 +563,9 @@ def _fast_paths(
     ]
     if not known_header or "\n" in known_header:
         tools = []
+    for t in tools:  # a block is served only in an envelope that survives a line of its own
+        if t.limit < 0 or any(c in t.prefix + t.suffix for c in "\n\r\0"):
+            t.limit = 0
     ready = [
         t
         for t in starts
@@ -469,7 +582,13 @@ def _fast_paths(
         f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=unknown gv_path_key={t.path_key} "
         f"gv_project={'' if t.project_var == 'PWD' else f'${{{t.project_var}:-}}'} "
         f"gv_others='{' '.join(t.others)}' gv_parent={t.parent} "
-        f"gv_readers='{' '.join(t.readers)}' gv_tail='{t.tail}' ;;"
+        f"gv_readers='{' '.join(t.readers)}' gv_tail='{t.tail}' gv_limit={t.limit}"
+        + (
+            f"\ngv_prefix={shlex.quote(t.prefix)}\ngv_suffix={shlex.quote(t.suffix)}"
+            if t.limit > 0
+            else ""
+        )
+        + " ;;"
         for t in tools
     ]
     arms += [
@@ -483,10 +602,12 @@ def _fast_paths(
     ]
     parts = [
         _MEMBER_SH,
-        _LINES_SH if ends or ready else "",
+        _LINES_SH if ends or ready or tools else "",
+        _HEAD_SH if ready or tools else "",
         _QUIET_SH if ends else "",
         _READY_SH if ready else "",
         _UNKNOWN_SH if tools else "",
+        _SERVED_SH if tools else "",
         _DISPATCH_SH,
     ]
     return (
@@ -505,6 +626,9 @@ def _fast_paths(
                 "READY_MAIN": statedir.READY_MAIN,
                 "READY_GEN": statedir.READY_GEN,
                 "READY_FORMAT": READY_FORMAT,
+                "FILES": statedir.READY_FILES,
+                "FILES_FORMAT": FILES_FORMAT,
+                "FILES_BASIS": FILES_BASIS,
                 "READY_SERVE": READY_SERVE,
                 "PATTERNS_ENV": PATTERNS_ENV,
                 "CLI": CLI,
@@ -610,6 +734,55 @@ def ready_text(ready: Ready, text: str) -> bytes | None:
         return None
     escaped = json.dumps(text)[1:-1]  # as the adapters' json.dumps writes a string: one line
     return ("\n".join(lines) + "\n" + escaped).encode("utf-8", "surrogateescape")
+
+
+class FilesHead(NamedTuple):
+    """A blocks file's header: what its blocks were built from (as a ready file's, and the
+    builder's own basis line)."""
+
+    basis: str  # the builder's (gitvault.materialize.blocks), one line of words
+    gen: str
+    workdir: Path
+    head: tuple[Path, str]
+    vault: tuple[Path, str | None]
+    private: tuple[Path, str | None]
+    patterns: str
+    agents: list[str] | None
+    watched: tuple[Path, ...]
+
+
+def files_text(head: FilesHead, entries: Sequence[tuple[str, bytes]]) -> bytes | None:
+    """A blocks file: the header, then each path and its block line (#<length><TAB><block as
+    a JSON string's inside>). None when a header value would not survive a line of its own;
+    a path that would not (a line break, a leading '#') is left out."""
+    lines = [
+        FILES_FORMAT,
+        f"{FILES_BASIS} {head.basis}",
+        head.gen,
+        str(head.workdir),
+        str(head.head[0]),
+        head.head[1],
+        str(head.vault[0]),
+        head.vault[1] or "-",
+        str(head.private[0]),
+        head.private[1] or "-",
+        head.patterns,
+        " ".join(head.agents) if head.agents is not None else "*",
+        *(str(p) for p in head.watched),
+        QUIET_END,
+    ]
+    if any(not line or "\n" in line or "\r" in line for line in lines):
+        return None
+    if head.agents is not None and any(not _plain(a) for a in head.agents):
+        return None
+    out = [("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")]
+    for path, block in entries:
+        if not path or "\n" in path or "\r" in path or path.startswith("#"):
+            continue
+        if not block.startswith(b"#") or b"\n" in block or b"\r" in block:
+            continue
+        out.append(path.encode("utf-8", "surrogateescape") + b"\n" + block + b"\n")
+    return b"".join(out)
 
 
 def ready_wait(workdir: Path, git_dir: Path) -> bytes | None:

@@ -97,7 +97,7 @@ QUIET_BEAT_SUFFIX = ".seen"
 # record per start, which the session's ledger folds in (gitvault.agents.ledger).
 QUIET_START_SUFFIX = ".start"
 # The recall block SessionStart injects, materialized per worktree when the vault changes
-# (gitvault.memory.ready) with everything it was built from, so the launcher's sh can serve a
+# (gitvault.materialize.ready) with everything it was built from, so the launcher's sh can serve a
 # session start without Python while all of it still holds (gitvault/vault/launcher). One file
 # per worktree (READY_MAIN: the main one; a linked worktree's name), and READY_GEN: a token
 # every write of a state file the block reads (FEEDS_RECALL) replaces.
@@ -108,6 +108,9 @@ READY_MAIN = "@"
 READY_GEN = "@gen"
 READY_LOCK = "@refresh.lock"
 READY_STATUS = "@status"  # memory/vaultstate
+# A worktree's edit-time blocks, materialized beside its ready file (gitvault.materialize.blocks):
+# READY_FILES + the worktree's ready key.
+READY_FILES = "@files."
 
 
 def is_ready_key(name: str) -> bool:
@@ -217,6 +220,7 @@ FILES = (
     f"{READY}/{READY_GEN}",
     f"{READY}/{READY_LOCK}",
     f"{READY}/{READY_STATUS}",
+    f"{READY}/{READY_FILES}{READY_MAIN}",
     f"{RECORDS}/{RECORDS_LOCK}",
 )
 FOLDERS = (

@@ -42,6 +42,7 @@ NOT_PATHS = {
     statedir.READY_GEN,
     statedir.READY_LOCK,
     statedir.READY_STATUS,
+    statedir.READY_FILES,  # a prefix: FILES holds the main worktree's blocks file
     statedir.RECORDS_LOCK,
 }
 

@@ -346,7 +346,7 @@ def _stored(repo: Repo) -> None:
     change runs stored the fold state."""
     import time
 
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
 
     then = time.time() - 30
     for path in (repo.git_dir / "config", Path(os.environ["GIT_CONFIG_GLOBAL"])):

@@ -118,7 +118,7 @@ class Hooks:
     def materialize(self) -> int:
         """The vault changed a while ago: the files the ready file watches settled, and the
         refresh a vault change runs ran. How many worktrees can be served."""
-        from gitvault.memory import ready
+        from gitvault.materialize import ready
         from gitvault.resolve import resolve
 
         self.settle()
@@ -140,7 +140,9 @@ class Hooks:
                 os.utime(path, (then, then))
         glob = Path(os.environ["GIT_CONFIG_GLOBAL"])
         patterns = Path(os.environ["XDG_CONFIG_HOME"]) / "gitvault" / "patterns"
-        for path in (glob, patterns, *patterns.glob("*.md")):
+        ignores = [git / "info" / "exclude", Path(os.environ["XDG_CONFIG_HOME"]) / "git" / "ignore"]
+        ignores += self.repo.path.rglob(".gitignore")
+        for path in (glob, patterns, *patterns.glob("*.md"), *ignores):
             if path.exists():
                 os.utime(path, (then, then))
 

@@ -245,7 +245,7 @@ def test_a_sync_records_each_file_it_takes_once_and_one_with_nothing_new_rebuild
     """A sync that pushes a merge plans it twice (before the push, and on the pushed commit):
     what it takes is recorded once. A sync that brought nothing leaves the materialized recall
     block as it was (it read nothing new)."""
-    from gitvault.memory import ready
+    from gitvault.materialize import ready
     from gitvault.vault import statedir
 
     a = clone(remote, tmp_path / "a")

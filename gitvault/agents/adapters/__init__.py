@@ -59,19 +59,25 @@ def turn_ends() -> list[TurnEnd]:
     ]
 
 
+def _envelope(adapter: Adapter, event: str) -> tuple[str, str] | None:
+    """What the adapter prints around a block at EVENT (the block as the inside of a JSON
+    string), read from its own shape(); None when it is not one string's inside."""
+    import json
+
+    mark = "gitvault:block\u2028"  # a character JSON escapes: found only where the block goes
+    around = adapter.shape(event, {"context": mark}).split(json.dumps(mark)[1:-1])
+    return (around[0], around[1]) if len(around) == 2 else None
+
+
 def session_starts() -> list[SessionStart]:
     """Every agent's session-start hook as the launcher serves it from a materialized recall:
     what the adapter prints around the block, read from its own shape()."""
-    import json
-
     from gitvault.vault.launcher import SessionStart
 
-    mark = "gitvault:block\u2028"  # a character JSON escapes: found only where the block goes
-    inside = json.dumps(mark)[1:-1]
     out = []
     for adapter in all_adapters().values():
-        around = adapter.shape("session-start", {"context": mark}).split(inside)
-        if len(around) != 2:
+        around = _envelope(adapter, "session-start")
+        if around is None:
             continue
         needs = _required(adapter.input_schemas.get("session-start"), adapter.session_field)
         for hook in adapter.hooks:
@@ -114,26 +120,38 @@ def _required(schema: str | None, session_field: str) -> tuple[tuple[str, str], 
 
 
 def tool_events() -> list[ToolEvent]:
-    """The edit-time hooks the launcher's sh answers when there is nothing to say."""
+    """The edit-time hooks the launcher's sh answers when there is nothing to say, and (with
+    the adapter's envelope, read from its own shape()) from a materialized block. Not where
+    the path comes out of a shell command line (the adapter's readers): Python tells such a
+    call's tool apart."""
     from gitvault.vault.launcher import ToolEvent
 
-    return [
-        ToolEvent(
-            adapter.name,
-            hook.word or hook.event,
-            adapter.session_field,
-            adapter.fast_path_field,
-            adapter.project_var,
-            adapter.fast_path_others,
-            adapter.fast_path_parent,
-            adapter.fast_path_readers,
-            adapter.fast_path_tail,
-        )
-        for adapter in all_adapters().values()
-        if adapter.fast_path_field
-        for hook in adapter.hooks
-        if hook.event in adapter.fast_path_events
-    ]
+    out = []
+    for adapter in all_adapters().values():
+        if not adapter.fast_path_field:
+            continue
+        for hook in adapter.hooks:
+            if hook.event not in adapter.fast_path_events:
+                continue
+            around = _envelope(adapter, hook.event) or ("", "")
+            served = bool(around[0]) and not adapter.fast_path_readers
+            out.append(
+                ToolEvent(
+                    adapter.name,
+                    hook.word or hook.event,
+                    adapter.session_field,
+                    adapter.fast_path_field,
+                    adapter.project_var,
+                    adapter.fast_path_others,
+                    adapter.fast_path_parent,
+                    adapter.fast_path_readers,
+                    adapter.fast_path_tail,
+                    around[0] if served else "",
+                    around[1] if served else "",
+                    adapter.context_limit if served else 0,
+                )
+            )
+    return out
 
 
 def names() -> list[str]:

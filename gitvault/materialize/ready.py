@@ -29,108 +29,17 @@ import os
 import time
 from pathlib import Path
 
+from gitvault.materialize.inputs import Seen, observe
 from gitvault.resolve import Location
-from gitvault.vault import files, gitcmd, launcher, layout, statedir
+from gitvault.vault import files, gitcmd, launcher, statedir
 
 MAX_WORKTREES = 16  # ready files kept; beyond, the least recently built go
 ATTEMPTS = 3  # builds of one worktree's block while its inputs keep moving
 BACKGROUND_ENV = "GITVAULT_BACKGROUND"  # a detached process already (the background fold)
-_TIP_CHARS = frozenset("0123456789abcdef")
-
-
-class Seen:
-    """One worktree's inputs as observed before (and after) its block is built."""
-
-    def __init__(self, loc: Location) -> None:
-        self.loc = loc
-        self.gen = ""
-        self.head = ""
-        self.branch = layout.DEFAULT_BRANCH
-        self.agents: list[str] | None = None
-        self.vault: tuple[Path, str | None] = (Path(), None)
-        self.private: tuple[Path, str | None] = (Path(), None)
-        self.patterns = ""
-        self.watched: tuple[Path, ...] = ()
-        self.newest = 0
-        self.at = 0
-
-    def key(self) -> tuple[object, ...]:
-        return (
-            self.gen,
-            self.head,
-            self.branch,
-            self.agents,
-            self.vault,
-            self.private,
-            self.patterns,
-            self.watched,
-            self.newest,
-        )
 
 
 def _folder(loc: Location) -> Path:
     return loc.state_dir / statedir.READY
-
-
-def _tip(path: Path) -> str | None:
-    """The tip a loose ref file holds (None: no such file). Raises OSError/ValueError when it
-    is something else."""
-    try:
-        text = files.read_regular(path, 200).decode("ascii").strip()
-    except FileNotFoundError:
-        return None
-    if len(text) not in (40, 64) or not set(text) <= _TIP_CHARS:
-        raise ValueError(f"{path} holds no object name")
-    return text
-
-
-def _patterns() -> tuple[str, list[Path]]:
-    """The user's patterns folder as recall reads it, and the files it reads there."""
-    from gitvault.memory import recall
-
-    folder = recall.user_patterns_dir()
-    try:
-        found = sorted(p for p in folder.iterdir() if p.suffix == ".md")[:50]
-    except OSError:
-        found = []
-    return str(folder), [folder, *found]
-
-
-def observe(loc: Location) -> Seen | None:
-    """The inputs of a worktree's block (None: it cannot be served from a file here)."""
-    if any(os.environ.get(name) for name in ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")):
-        return None
-    if (loc.common_dir / "reftable").exists() or loc.workdir is None:
-        return None
-    seen = Seen(loc)
-    try:
-        seen.gen = statedir.ready_gen(loc)
-        head = files.read_regular(loc.git_dir / "HEAD", 4096)
-        seen.head = head.split(b"\n", 1)[0].decode("utf-8")
-        config = gitcmd.gitvault_config(loc.workdir)
-        seen.branch = layout.branch_name(config.get(layout.BRANCH_KEY))
-        seen.agents = layout.agents_listed(config.get(layout.AGENTS_KEY))
-        ref = Path(os.path.abspath(loc.common_dir / layout.branch_ref(seen.branch)))
-        private = Path(os.path.abspath(loc.common_dir / layout.PRIVATE_REF))
-        seen.vault, seen.private = (ref, _tip(ref)), (private, _tip(private))
-    except (OSError, ValueError):
-        return None
-    seen.patterns, pattern_files = _patterns()
-    watched = [
-        *gitcmd.config_files(loc.common_dir, loc.git_dir),
-        Path(os.path.abspath(loc.common_dir / "packed-refs")),
-        *(Path(os.path.abspath(p)) for p in pattern_files),
-    ]
-    seen.watched = tuple(dict.fromkeys(watched))
-    for path in seen.watched:
-        try:
-            seen.newest = max(seen.newest, os.stat(path).st_mtime_ns)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return None
-    seen.at = time.time_ns()
-    return seen
 
 
 def _ledger_line(seen: Seen, parts: dict[str, str]) -> str:
@@ -246,15 +155,23 @@ def refresh(loc: Location, *, wait: float = 0.0) -> int:
             if not got:
                 return 0
             files.make_dirs(loc.state_dir / statedir.QUIET)  # where the sh records a start
+            from gitvault.materialize import blocks
+
+            # The edit-time blocks beside (a detached caller may spend longer on them).
+            budget = blocks.BACKGROUND_BUDGET_S if wait > 0 else blocks.BUDGET_S
+            deadline = time.monotonic() + budget
             for path, worktree in _worktrees(loc):
                 assert worktree.workdir is not None
                 if not worktree.git_dir.is_dir() or not (worktree.workdir / ".git").exists():
                     path.unlink(missing_ok=True)  # a worktree removed since
+                    blocks.path_for(worktree).unlink(missing_ok=True)
                     continue
                 data, mtime = build(worktree, wait)
                 if data:
                     files.atomic_write(path, data, mtime_ns=mtime)
                 served += mtime is not None
+                left = max(deadline - time.monotonic(), 0.0)
+                blocks.refresh(worktree, wait=wait, budget=left)
             from gitvault.memory import vaultstate
 
             vaultstate.materialize(loc)  # what `status --line` shows, beside the blocks

@@ -1,5 +1,5 @@
 """A session start served from the materialized recall: the launcher's sh prints the block the
-last vault change built for the worktree (gitvault.memory.ready) without starting Python, as
+last vault change built for the worktree (gitvault.materialize.ready) without starting Python, as
 Python would have printed it, records the start for the session's ledger, and falls back to
 Python whenever anything the block or the start depends on may have moved.
 
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from gitvault.agents import adapters
-from gitvault.memory import ready
+from gitvault.materialize import ready
 from gitvault.resolve import resolve
 from gitvault.vault import statedir
 from tests.support.agent_hooks import AGENTS, SID, Hooks, payload
