@@ -198,9 +198,7 @@ def _served_start_rows(ctx: Context, env: dict[str, str], runs_n: int) -> list[R
     return rows
 
 
-def _edit_time_block_rows(
-    ctx: Context, repo: Path, env: dict[str, str], runs_n: int
-) -> list[Row]:
+def _edit_time_block_rows(ctx: Context, repo: Path, env: dict[str, str], runs_n: int) -> list[Row]:
     """Claude Code's first Read, in a session, of a file the large vault knows: built by Python
     when no session was shown the file before; served by the launcher from the blocks the next
     vault change materialized once one was (gitvault.materialize.blocks)."""
