@@ -152,6 +152,14 @@ def test_a_block_carried_over_is_the_block_a_rebuild_makes(shown: Hooks) -> None
     assert "greet.py changed with it" not in out
 
 
+def test_a_vault_tip_no_refresh_followed_goes_to_python(shown: Hooks) -> None:
+    """The vault moved by other hands than gitvault's (a fetch into the branch, a reset): no
+    refresh ran, so no block is served from the file."""
+    shown.repo.git("update-ref", "refs/heads/vault", "refs/heads/vault~1")
+    _, python = _call(shown, "claude", "claude-PostToolUse-Read", "file-read", _sid())
+    assert python
+
+
 def test_a_checkout_goes_to_python(shown: Hooks) -> None:
     shown.repo.git("checkout", "-q", "-b", "elsewhere")
     _, python = _call(shown, "claude", "claude-PostToolUse-Read", "file-read", _sid())
