@@ -40,7 +40,7 @@ from gitvault.vault import files, gitcmd, launcher, layout, statedir
 MAX_PATHS = 256
 SHOWN_DAYS = 30
 SHOWN_MAX_BYTES = 4 * 1024 * 1024  # a shown list's most (gitvault.agents.shown.MAX_BYTES)
-BUDGET_S = 0.3
+BUDGET_S = 0.15  # a refresh a command waits for (save, fold, sync): the rest is the drainer's
 BACKGROUND_BUDGET_S = 5.0
 ATTEMPTS = 3
 
