@@ -127,6 +127,9 @@ PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
 CLI = "gitvault"  # the command a session's shell runs gitvault by, when it is on PATH
 # The most of the hook input the sh holds (what the Python runtime reads at most).
 INPUT_CAP = 4_000_000
+# A session's shown list at which it has seen enough: no more blocks (as
+# gitvault.agents.shown.MAX_BYTES, which claims the same way).
+SHOWN_MAX_BYTES = 4 * 1024 * 1024
 
 
 class TurnEnd:
@@ -462,7 +465,8 @@ esac
 # gv_served AGENT: the materialized block of gv_rel, a file the vault knows and the session has
 # not been shown (gv_unknown found both), claimed in the session's shown list under its flock
 # and printed in the agent's envelope (gv_prefix, the block, gv_suffix). Exit 3 of the claim:
-# another call of the session claimed it first (nothing to print).
+# another call of the session claimed it first, or the list is full (nothing to print). As
+# gitvault.agents.shown.claim, a torn last line gets its line break before the claim.
 _SERVED_SH = r"""
 gv_served() {
 [ -z "${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}" ] || return 1
@@ -510,6 +514,14 @@ umask 077
 exec 9>>"$gv_shown" || exit 1
 flock -x 9 || exit 1
 ! grep -Fxq -e "$gv_rel" "$gv_shown" || exit 3
+gv_size=$(wc -c < "$gv_shown") || exit 1
+gv_size=${gv_size#"${gv_size%%[! ]*}"}
+case $gv_size in ''|*[!0-9]*) exit 1 ;; esac
+[ "$gv_size" -lt @SHOWN_MAX@ ] || exit 3
+if [ "$gv_size" -gt 0 ]; then
+gv_line=$(tail -c 1 "$gv_shown") || exit 1
+[ -z "$gv_line" ] || printf '\n' >&9 || exit 1
+fi
 printf '%s\n' "$gv_rel" >&9 || exit 1
 ) 2>/dev/null
 case $? in
@@ -633,6 +645,7 @@ def _fast_paths(
                 "PATTERNS_ENV": PATTERNS_ENV,
                 "CLI": CLI,
                 "SHOWN": statedir.SHOWN_PATHS,
+                "SHOWN_MAX": str(SHOWN_MAX_BYTES),
                 "KNOWN": statedir.KNOWN_PATHS,
                 "KNOWN_HEADER": shlex.quote(known_header),
                 "ARMS": "\n".join(arms),
