@@ -69,7 +69,9 @@ writes them, in <state>/recall-ready/@files.<worktree>; this module holds the fo
     #<length><TAB><block>         next line its block as the inside of a JSON string
 
 The sh serves a block only when every header line holds, no `.gitignore` on the path's way
-down from the worktree's top is newer than the file, the input is a JSON object whose cwd
+down from the worktree's top is newer than the file, the input is a JSON object (it opens
+with `{` and, whole, ends with `}`: one cut at the size Python reads, or with anything after
+it, Python cannot parse and answers nothing) whose cwd
 member (when it has one, before the agent's tail member) is a plain string, no git config is
 in the environment and `flock` is on PATH; it then claims the path in the session's shown
 list under the flock Python takes there (gitvault.agents.shown.claim) and prints the agent's
@@ -420,6 +422,7 @@ return 1
 gv_unknown() {
 case $0 in */*) ;; *) return 1 ;; esac
 gv_state=${0%/*}/..
+case $gv_input in "{"*"}") gv_whole=1 ;; *) gv_whole= ;; esac
 [ -z "$gv_tail" ] || gv_input=${gv_input%%"\"$gv_tail\""*}
 for gv_other in $gv_others; do
 case $gv_input in *"\"$gv_other\""*) return 1 ;; esac
@@ -470,7 +473,7 @@ esac
 _SERVED_SH = r"""
 gv_served() {
 [ -z "${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}" ] || return 1
-case $gv_input in "{"*) ;; *) return 1 ;; esac
+[ -n "$gv_whole" ] || return 1
 case $gv_input in *'"cwd"'*) gv_member cwd || return 1 ;; esac
 command -v flock >/dev/null 2>&1 || return 1
 if [ -d "$gv_root/.git" ]; then

@@ -11,9 +11,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from gitvault.materialize import blocks, ready
 from gitvault.resolve import resolve
+from gitvault.vault import launcher
 from tests.materialize import test_blocks
 from tests.materialize.test_blocks import _call, _input, _python, _refresh, _sid
 from tests.support.agent_hooks import Hooks
@@ -160,3 +164,44 @@ def test_a_path_through_a_linked_folder_prints_as_python_prints_it(shown: Hooks)
         session = _sid()
         out, python = _call(shown, *READ, session, name)
         assert out == _python(shown, *READ, name), (name, python)
+
+
+def _cut(raw: str) -> str:
+    return raw[: raw.index('"tool_response"') + 40]
+
+
+def _bigger_than_python_reads(raw: str) -> str:
+    """A read whose result is larger than the most of the input Python reads (and the sh)."""
+    data = json.loads(raw)
+    data["tool_response"]["file"]["content"] = "x" * launcher.INPUT_CAP
+    return json.dumps(data)
+
+
+def _without(member: str) -> Callable[[str], str]:
+    def drop(raw: str) -> str:
+        data = json.loads(raw)
+        del data[member]
+        return json.dumps(data)
+
+    return drop
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda raw: raw + "trailing",
+        _cut,
+        _bigger_than_python_reads,
+        _without("hook_event_name"),
+        _without("tool_name"),
+        lambda raw: raw.replace('"PostToolUse"', '"PreToolUse"'),
+    ],
+)
+def test_an_input_python_rejects_gets_no_block_from_the_sh(shown: Hooks, spoil: Any) -> None:
+    """Python answers an input that is not JSON, or not the agent's input shape, with nothing:
+    so must the sh."""
+    argv = [sys.executable, "-m", "gitvault.hook", "claude", "file-read"]
+    raw = spoil(_input("claude-PostToolUse-Read", shown.repo, _sid()))
+    want = shown._process(argv, "claude", raw, {})
+    out, _ = shown.run("claude", "file-read", spoil(_input(*READ[1:2], shown.repo, _sid())))
+    assert out == want
