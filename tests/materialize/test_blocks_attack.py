@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -205,3 +206,44 @@ def test_an_input_python_rejects_gets_no_block_from_the_sh(shown: Hooks, spoil: 
     want = shown._process(argv, "claude", raw, {})
     out, _ = shown.run("claude", "file-read", spoil(_input(*READ[1:2], shown.repo, _sid())))
     assert out == want
+
+
+@pytest.mark.parametrize(
+    "partner",
+    ["ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + ".txt", "a<b>&c.txt", "dir/x y.txt"],
+)
+def test_a_partner_whose_name_the_block_writes_otherwise_is_dropped_with_its_file(
+    hooks: Hooks, partner: str
+) -> None:
+    """The carry-over finds a deleted partner by its name in the block's text: a name the
+    block redacts or escapes is not found there."""
+    repo = hooks.repo
+    repo.commit("One", {"hello.txt": "1\n", partner: "1\n"})
+    repo.commit("Two", {"hello.txt": "2\n", partner: "2\n"})
+    _call(hooks, *READ, _sid())
+    assert _refresh(hooks) and _as_the_drainer(hooks, lambda: None)
+    repo.git("rm", "-q", "--", partner)
+    assert _as_the_drainer(hooks, lambda: repo.commit("Drop it", {}))
+    out, python = _call(hooks, *READ, _sid())
+    assert out == _python(hooks, *READ), python
+
+
+def test_parallel_calls_the_sh_and_python_answer_show_a_block_once(shown: Hooks) -> None:
+    """One session's parallel reads of a file, some answered by the sh and some by Python (git
+    config in their environment): one flock, one block."""
+    session = _sid()
+    raw = _input("claude-PostToolUse-Read", shown.repo, session)
+    outputs: list[tuple[str, bool]] = []
+
+    def read(env: dict[str, str]) -> None:
+        outputs.append(shown.run("claude", "file-read", raw, **env))
+
+    envs: list[dict[str, str]] = [{}, {"GIT_CONFIG_COUNT": "0"}] * 4
+    threads = [threading.Thread(target=read, args=(env,)) for env in envs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(1 for out, _ in outputs if out) == 1, outputs
+    shown_list = shown.repo.state_dir / "recall-shown" / session
+    assert shown_list.read_text(encoding="utf-8") == "hello.txt\n"
