@@ -12,7 +12,9 @@ A refresh builds again only what may have changed. A block is carried over from 
 when nothing but commit notes entered the vault since, no amend or rebase replaced a commit,
 the worktree's HEAD only moved forward, everything else the header names is as it was, and
 neither its file nor any path its text names was touched by those commits or by that move of
-HEAD (a commit that deletes a file changes the block of every file that names it). Anything
+HEAD (a commit that deletes a file changes the block of every file that names it), and that
+move added no file (one that comes back is again a partner of the files it changed with, and
+no carried block names it). Anything
 else (a fold, a session, a sync of more than notes, a forget, a setting, a checkout) builds
 every block again. Within a time budget: a refresh a command waits for spends BUDGET_S, the
 detached drainer's BACKGROUND_BUDGET_S; blocks left out are Python's, at the call.
@@ -177,14 +179,18 @@ def _moved(loc: Location, prev: Previous, tip: str, head: str, gone: int) -> set
         if not gitcmd.is_ancestor(loc.workdir, prev.head, head):
             return None
         proc = gitcmd.run_git(
-            ["-c", "core.quotePath=false", "diff", "--name-only", "--no-renames", "-z"]
+            ["-c", "core.quotePath=false", "diff", "--name-status", "--no-renames", "-z"]
             + [prev.head, head],
             loc.workdir,
             check=False,
         )
         if proc.returncode != 0:
             return None
-        touched.update(n.decode("utf-8", "surrogateescape") for n in proc.stdout.split(b"\0") if n)
+        words = proc.stdout.split(b"\0")
+        for status, name in zip(words[0::2], words[1::2], strict=False):
+            if status[:1] not in (b"M", b"D", b"T"):
+                return None  # a file added (or back): a partner no carried block names
+            touched.add(name.decode("utf-8", "surrogateescape"))
     if prev.vault != tip:
         if not gitcmd.is_ancestor(loc.common_dir, prev.vault, tip):
             return None

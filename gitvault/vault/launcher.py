@@ -69,7 +69,9 @@ writes them, in <state>/recall-ready/@files.<worktree>; this module holds the fo
     #<length><TAB><block>         next line its block as the inside of a JSON string
 
 The sh serves a block only when every header line holds, no `.gitignore` on the path's way
-down from the worktree's top is newer than the file, the input is a JSON object whose cwd
+down from the worktree's top is newer than the file, the input is a JSON object (it opens
+with `{` and, whole, ends with `}`: one cut at the size Python reads, or with anything after
+it, Python cannot parse and answers nothing) whose cwd
 member (when it has one, before the agent's tail member) is a plain string, no git config is
 in the environment and `flock` is on PATH; it then claims the path in the session's shown
 list under the flock Python takes there (gitvault.agents.shown.claim) and prints the agent's
@@ -127,6 +129,9 @@ PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
 CLI = "gitvault"  # the command a session's shell runs gitvault by, when it is on PATH
 # The most of the hook input the sh holds (what the Python runtime reads at most).
 INPUT_CAP = 4_000_000
+# A session's shown list at which it has seen enough: no more blocks (as
+# gitvault.agents.shown.MAX_BYTES, which claims the same way).
+SHOWN_MAX_BYTES = 4 * 1024 * 1024
 
 
 class TurnEnd:
@@ -417,6 +422,7 @@ return 1
 gv_unknown() {
 case $0 in */*) ;; *) return 1 ;; esac
 gv_state=${0%/*}/..
+case $gv_input in "{"*"}") gv_whole=1 ;; *) gv_whole= ;; esac
 [ -z "$gv_tail" ] || gv_input=${gv_input%%"\"$gv_tail\""*}
 for gv_other in $gv_others; do
 case $gv_input in *"\"$gv_other\""*) return 1 ;; esac
@@ -462,11 +468,12 @@ esac
 # gv_served AGENT: the materialized block of gv_rel, a file the vault knows and the session has
 # not been shown (gv_unknown found both), claimed in the session's shown list under its flock
 # and printed in the agent's envelope (gv_prefix, the block, gv_suffix). Exit 3 of the claim:
-# another call of the session claimed it first (nothing to print).
+# another call of the session claimed it first, or the list is full (nothing to print). As
+# gitvault.agents.shown.claim, a torn last line gets its line break before the claim.
 _SERVED_SH = r"""
 gv_served() {
 [ -z "${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}" ] || return 1
-case $gv_input in "{"*) ;; *) return 1 ;; esac
+[ -n "$gv_whole" ] || return 1
 case $gv_input in *'"cwd"'*) gv_member cwd || return 1 ;; esac
 command -v flock >/dev/null 2>&1 || return 1
 if [ -d "$gv_root/.git" ]; then
@@ -510,6 +517,14 @@ umask 077
 exec 9>>"$gv_shown" || exit 1
 flock -x 9 || exit 1
 ! grep -Fxq -e "$gv_rel" "$gv_shown" || exit 3
+gv_size=$(wc -c < "$gv_shown") || exit 1
+gv_size=${gv_size#"${gv_size%%[! ]*}"}
+case $gv_size in ''|*[!0-9]*) exit 1 ;; esac
+[ "$gv_size" -lt @SHOWN_MAX@ ] || exit 3
+if [ "$gv_size" -gt 0 ]; then
+gv_line=$(tail -c 1 "$gv_shown") || exit 1
+[ -z "$gv_line" ] || printf '\n' >&9 || exit 1
+fi
 printf '%s\n' "$gv_rel" >&9 || exit 1
 ) 2>/dev/null
 case $? in
@@ -633,6 +648,7 @@ def _fast_paths(
                 "PATTERNS_ENV": PATTERNS_ENV,
                 "CLI": CLI,
                 "SHOWN": statedir.SHOWN_PATHS,
+                "SHOWN_MAX": str(SHOWN_MAX_BYTES),
                 "KNOWN": statedir.KNOWN_PATHS,
                 "KNOWN_HEADER": shlex.quote(known_header),
                 "ARMS": "\n".join(arms),
