@@ -50,14 +50,19 @@ class Observed(NamedTuple):
     at: int  # when they were looked at (ns)
 
 
-def watched_files(loc: Location, git_dir: Path) -> list[Path]:
+def watched_files(loc: Location, git_dir: Path) -> list[Path] | None:
     """The files whose change may make a turn end's work due: the session's HEAD reflog, every
-    git config file gitvault's settings come from, and packed-refs."""
+    git config file gitvault's settings come from (those an include names too), and
+    packed-refs; None when they cannot all be told."""
     from gitvault.vault import gitcmd
 
     reflog = Path(os.path.abspath(git_dir / "logs" / "HEAD"))
     packed = Path(os.path.abspath(loc.common_dir / "packed-refs"))
-    return [reflog, *gitcmd.config_files(loc.common_dir, git_dir), packed]
+    config = gitcmd.config_files(loc.common_dir, git_dir)
+    included = gitcmd.config_includes(loc.workdir or loc.common_dir, config)
+    if included is None:
+        return None
+    return [reflog, *config, *included, packed]
 
 
 def observe(call: HookCall) -> Observed | None:
@@ -74,6 +79,8 @@ def observe(call: HookCall) -> Observed | None:
         return None
     git_dir = Path(os.path.abspath(ledger.recorded_git_dir(loc, call.session_id)))
     watched = watched_files(loc, git_dir)
+    if watched is None:
+        return None
     newest = 0
     for path in watched:
         try:

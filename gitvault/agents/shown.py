@@ -17,9 +17,9 @@ from pathlib import Path
 
 from gitvault import lazyre
 from gitvault.resolve import Location
-from gitvault.vault import statedir
+from gitvault.vault import launcher, statedir
 
-MAX_BYTES = 4 * 1024 * 1024  # a session that read this many paths has seen enough
+MAX_BYTES = launcher.SHOWN_MAX_BYTES  # a session that read this many paths has seen enough
 _SAFE = lazyre.compile(r"[^A-Za-z0-9._-]")
 
 

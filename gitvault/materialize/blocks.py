@@ -41,7 +41,6 @@ from gitvault.vault import files, gitcmd, launcher, layout, statedir
 
 MAX_PATHS = 256
 SHOWN_DAYS = 30
-SHOWN_MAX_BYTES = 4 * 1024 * 1024  # a shown list's most (gitvault.agents.shown.MAX_BYTES)
 BUDGET_S = 0.15  # a refresh a command waits for (save, fold, sync): the rest is the drainer's
 BACKGROUND_BUDGET_S = 5.0
 ATTEMPTS = 3
@@ -107,7 +106,7 @@ def wanted(loc: Location, listing: tuple[str, bytes, bool] | None) -> list[str]:
     out: dict[str, None] = {}
     for _, found in sorted(lists, reverse=True):
         try:
-            data = files.read_regular(Path(found), SHOWN_MAX_BYTES)
+            data = files.read_regular(Path(found), launcher.SHOWN_MAX_BYTES)
         except OSError:
             continue
         for raw in reversed(data.split(b"\n")):
@@ -336,6 +335,7 @@ def build(
             private=seen.private,
             patterns=seen.patterns,
             agents=seen.agents,
+            env=seen.env,
             watched=inputs.watched,
         )
         data = launcher.files_text(head, [(p, entries[p]) for p in paths if p in entries])

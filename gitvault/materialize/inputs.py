@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from gitvault.resolve import Location
-from gitvault.vault import files, gitcmd, layout, statedir
+from gitvault.vault import files, gitcmd, launcher, layout, statedir
 
 _TIP_CHARS = frozenset("0123456789abcdef")
 
@@ -24,6 +24,7 @@ class Seen:
         self.head = ""
         self.branch = layout.DEFAULT_BRANCH
         self.agents: list[str] | None = None
+        self.env: tuple[str, ...] = ()  # launcher.CONFIG_ENV's values
         self.vault: tuple[Path, str | None] = (Path(), None)
         self.private: tuple[Path, str | None] = (Path(), None)
         self.patterns = ""
@@ -37,6 +38,7 @@ class Seen:
             self.head,
             self.branch,
             self.agents,
+            self.env,
             self.vault,
             self.private,
             self.patterns,
@@ -89,8 +91,14 @@ def observe(loc: Location) -> Seen | None:
     except (OSError, ValueError):
         return None
     seen.patterns, pattern_files = _patterns()
+    seen.env = tuple(os.environ.get(name, "") for name in launcher.CONFIG_ENV)
+    config_paths = gitcmd.config_files(loc.common_dir, loc.git_dir)
+    included = gitcmd.config_includes(loc.workdir, config_paths)
+    if included is None:
+        return None
     watched = [
-        *gitcmd.config_files(loc.common_dir, loc.git_dir),
+        *config_paths,
+        *included,
         Path(os.path.abspath(loc.common_dir / "packed-refs")),
         *(Path(os.path.abspath(p)) for p in pattern_files),
     ]

@@ -90,6 +90,7 @@ def build(loc: Location, wait: float = 0.0) -> tuple[bytes, int | None]:
             private=seen.private,
             patterns=seen.patterns,
             agents=seen.agents,
+            env=seen.env,
             reflog=Path(os.path.abspath(loc.git_dir / "logs" / "HEAD")),
             ledger=_ledger_line(seen, result.parts),
             watched=seen.watched,

@@ -205,8 +205,9 @@ GITVAULT_CONFIG = ("config", "--get-regexp", r"^gitvault\.")  # gitvault's keys,
 
 
 def gitvault_config(cwd: Path) -> dict[str, str]:
-    """gitvault's keys of the repository's git config (lower-cased; the first value of each),
-    in one process."""
+    """gitvault's keys of the repository's git config (lower-cased; of a key set more than once,
+    in several files or through an include, the last value, as `git config KEY` reads it), in
+    one process."""
     return parse_gitvault_config(run_git(GITVAULT_CONFIG, cwd, check=False))
 
 
@@ -215,7 +216,7 @@ def parse_gitvault_config(proc: processes.Finished) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(" ")
-        found.setdefault(key.lower(), value.strip())
+        found[key.lower()] = value.strip()  # the last one wins, as in git
     return found
 
 
@@ -243,6 +244,41 @@ def config_files(common_dir: Path, git_dir: Path) -> list[Path]:
         if absolute not in out:
             out.append(absolute)
     return out
+
+
+_INCLUDE_PATHS = r"^include(if\..*)?\.path$"
+
+
+def config_includes(cwd: Path, config: Sequence[Path]) -> list[Path] | None:
+    """The files the config files' include.path and includeIf.<condition>.path name, whatever
+    the condition and whether or not they exist (absolute; a change to one may change a
+    setting, and one created later is newer than anything watched before). No git process when
+    no config file mentions an include; None when git cannot tell."""
+    from gitvault.vault.files import read_regular
+
+    for path in config:
+        try:
+            if b"include" in read_regular(path, 4 * 1024 * 1024).lower():
+                break
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    else:
+        return []
+    args = ["config", "--show-origin", "-z", "--type=path", "--get-regexp", _INCLUDE_PATHS]
+    proc = run_git(args, cwd, check=False)
+    if proc.returncode not in (0, 1):
+        return None
+    words = proc.stdout.split(b"\0")
+    out: list[Path] = []
+    for origin, entry in zip(words[0::2], words[1::2], strict=False):
+        value = entry.partition(b"\n")[2].decode("utf-8", "surrogateescape")
+        if not origin.startswith(b"file:") or not value:
+            return None  # an include given on the command line or by a blob: not a file
+        named = Path(os.path.abspath(cwd / origin[5:].decode("utf-8", "surrogateescape")))
+        out.append(Path(os.path.abspath(named.parent / value)))
+    return list(dict.fromkeys(out))
 
 
 def vault_branch(cwd: Path) -> str:

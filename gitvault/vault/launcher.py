@@ -39,6 +39,8 @@ last vault change materialized for the session's worktree (gitvault.materialize.
     <private ref file>, <tip>
     <patterns folder>             compared with the one the hook's environment names
     <agents served>               "*" or names (`git config gitvault.agents`)
+    =<value>...                   each of CONFIG_ENV's variables then ("=": unset or empty),
+                                  compared with the hook's environment
     <block length>                characters (no more than the agent passes on)
     <reflog>                      the worktree's HEAD reflog: its size is the run's start offset
     <ledger line>                 JSON: what the session's ledger takes from the start
@@ -61,7 +63,7 @@ writes them, in <state>/recall-ready/@files.<worktree>; this module holds the fo
     basis ...                     what the blocks were built from (the builder's; the sh
                                   reads past it)
     <token>, <worktree>, <HEAD file>, <its first line>, <vault ref file>, <tip>,
-    <private ref file>, <tip>, <patterns folder>, <agents served>
+    <private ref file>, <tip>, <patterns folder>, <agents served>, =<value>...
                                   a line each, as in a ready file
     <watched file>... end         git config files, packed-refs, the patterns, the worktree's
                                   HEAD reflog, info/exclude, the user's excludes file
@@ -129,6 +131,16 @@ PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
 CLI = "gitvault"  # the command a session's shell runs gitvault by, when it is on PATH
 # The most of the hook input the sh holds (what the Python runtime reads at most).
 INPUT_CAP = 4_000_000
+# The environment variables that say which git config files a process reads (besides the
+# repository's): a ready or blocks file names their values when it was built, and the sh serves
+# only under the same (another global config may list other agents or settings).
+CONFIG_ENV = (
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+    "HOME",
+    "XDG_CONFIG_HOME",
+)
 # A session's shown list at which it has seen enough: no more blocks (as
 # gitvault.agents.shown.MAX_BYTES, which claims the same way).
 SHOWN_MAX_BYTES = 4 * 1024 * 1024
@@ -276,6 +288,9 @@ gv_holds && gv_holds && gv_holds || return 1
 IFS= read -r gv_line && [ "$gv_line" = "$gv_patterns" ] || return 1
 IFS= read -r gv_line || return 1
 case " $gv_line " in *" * "*|*" $1 "*) ;; *) return 1 ;; esac
+for gv_word in @CONFIG_ENV_VALUES@; do
+IFS= read -r gv_line && [ "$gv_line" = "=$gv_word" ] || return 1
+done
 }
 """
 
@@ -649,6 +664,7 @@ def _fast_paths(
                 "CLI": CLI,
                 "SHOWN": statedir.SHOWN_PATHS,
                 "SHOWN_MAX": str(SHOWN_MAX_BYTES),
+                "CONFIG_ENV_VALUES": " ".join(f'"${{{name}:-}}"' for name in CONFIG_ENV),
                 "KNOWN": statedir.KNOWN_PATHS,
                 "KNOWN_HEADER": shlex.quote(known_header),
                 "ARMS": "\n".join(arms),
@@ -716,6 +732,7 @@ class Ready(NamedTuple):
     private: tuple[Path, str | None]  # the private sessions' ref, the same way
     patterns: str  # the user's patterns folder (as recall found it)
     agents: list[str] | None  # the agents served (None: every one)
+    env: tuple[str, ...]  # the values of CONFIG_ENV then ("": unset)
     reflog: Path  # the worktree's HEAD reflog (its size is the run's start offset)
     ledger: str  # one line of JSON: what the session's ledger takes from the start
     watched: tuple[Path, ...]  # files none of which may be newer than the ready file
@@ -738,6 +755,7 @@ def ready_text(ready: Ready, text: str) -> bytes | None:
         ready.private[1] or "-",
         ready.patterns,
         " ".join(ready.agents) if ready.agents is not None else "*",
+        *(f"={value}" for value in ready.env),
         str(len(text)),
         str(ready.reflog),
         ready.ledger,
@@ -764,6 +782,7 @@ class FilesHead(NamedTuple):
     private: tuple[Path, str | None]
     patterns: str
     agents: list[str] | None
+    env: tuple[str, ...]
     watched: tuple[Path, ...]
 
 
@@ -784,6 +803,7 @@ def files_text(head: FilesHead, entries: Sequence[tuple[str, bytes]]) -> bytes |
         head.private[1] or "-",
         head.patterns,
         " ".join(head.agents) if head.agents is not None else "*",
+        *(f"={value}" for value in head.env),
         *(str(p) for p in head.watched),
         QUIET_END,
     ]

@@ -108,6 +108,19 @@ def test_a_changed_git_config_falls_back(hooks: Hooks, scope: str) -> None:
     assert hooks.turn_end("gemini")[1]
 
 
+def test_a_changed_included_config_file_falls_back(hooks: Hooks, tmp_path: Path) -> None:
+    """A file the repository's config includes (include.path) is config too."""
+    extra = tmp_path / "included-gitconfig"
+    extra.write_text("")
+    then = time.time() - 3600
+    os.utime(extra, (then, then))  # written a while ago, as the files a stamp watches
+    hooks.repo.git("config", "include.path", str(extra))
+    hooks.quiet("claude")
+    assert hooks.turn_end("claude") == ("", False)
+    extra.write_text("[gitvault]\n\tstopAfterTurns = 1\n")
+    assert hooks.turn_end("claude")[1]
+
+
 def test_another_project_folder_falls_back(hooks: Hooks, tmp_path: Path) -> None:
     hooks.quiet("codex")
     elsewhere = hooks.repo.path / "sub"

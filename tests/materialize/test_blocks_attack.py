@@ -78,22 +78,27 @@ def test_another_global_config_in_the_hook_s_environment_goes_to_python(
     shown: Hooks, tmp_path: Path
 ) -> None:
     """The agent runs its hooks with GIT_CONFIG_GLOBAL naming another file than the refresh
-    saw (its watched config files are the refresh's): there, this agent is not served."""
+    saw (its watched config files are the refresh's): Python answers, under that config (it
+    may turn edit-time recall off, name another vault branch, or include anything)."""
     other = tmp_path / "other-gitconfig"
-    other.write_text("[gitvault]\n\tagents = codex\n")
+    other.write_text("[user]\n\tname = Someone Else\n")
     then = time.time() - 3600
     os.utime(other, (then, then))
-    raw = _input("claude-PostToolUse-Read", shown.repo, _sid())
-    argv = [sys.executable, "-m", "gitvault.hook", "claude", "file-read"]
-    assert shown._process(argv, "claude", raw, {"GIT_CONFIG_GLOBAL": str(other)}) == ""
-    out, _ = shown.run("claude", "file-read", raw, GIT_CONFIG_GLOBAL=str(other))
-    assert out == "", "this agent is not served under that config"
+    for env in ({"GIT_CONFIG_GLOBAL": str(other)}, {"GIT_CONFIG_SYSTEM": str(other)}):
+        raw = _input("claude-PostToolUse-Read", shown.repo, _sid())
+        out, python = shown.run("claude", "file-read", raw, **env)
+        assert python, env
+        argv = [sys.executable, "-m", "gitvault.hook", "claude", "file-read"]
+        raw = _input("claude-PostToolUse-Read", shown.repo, _sid())
+        assert out == shown._process(argv, "claude", raw, env)
 
 
 def test_a_change_in_an_included_config_file_goes_to_python(shown: Hooks, tmp_path: Path) -> None:
     """git config follows include.path: a file the user's config includes is config too."""
     extra = tmp_path / "included-gitconfig"
     extra.write_text("")
+    then = time.time() - 3600
+    os.utime(extra, (then, then))  # written a while ago, as the files a refresh watches
     shown.repo.git("config", "include.path", str(extra))
     assert _refresh(shown)
     _, python = _call(shown, *READ, _sid())
@@ -101,7 +106,7 @@ def test_a_change_in_an_included_config_file_goes_to_python(shown: Hooks, tmp_pa
     extra.write_text("[gitvault]\n\tagents = codex\n")
     assert shown.repo.git("config", "gitvault.agents").strip() == "codex"
     out, python = _call(shown, *READ, _sid())
-    assert out == "", "this agent is no longer served"
+    assert out == "", ("this agent is no longer served", python)
 
 
 def test_a_hostile_commit_subject_prints_as_python_prints_it(hooks: Hooks) -> None:
