@@ -24,7 +24,7 @@ class Seen:
         self.head = ""
         self.branch = layout.DEFAULT_BRANCH
         self.agents: list[str] | None = None
-        self.env: tuple[str, ...] = ()  # launcher.CONFIG_ENV's values
+        self.env: tuple[str, ...] = ()  # launcher.config_env() then
         self.vault: tuple[Path, str | None] = (Path(), None)
         self.private: tuple[Path, str | None] = (Path(), None)
         self.patterns = ""
@@ -91,7 +91,7 @@ def observe(loc: Location) -> Seen | None:
     except (OSError, ValueError):
         return None
     seen.patterns, pattern_files = _patterns()
-    seen.env = tuple(os.environ.get(name, "") for name in launcher.CONFIG_ENV)
+    seen.env = launcher.config_env(os.environ)
     config_paths = gitcmd.config_files(loc.common_dir, loc.git_dir)
     included = gitcmd.config_includes(loc.workdir, config_paths)
     if included is None:

@@ -39,8 +39,9 @@ last vault change materialized for the session's worktree (gitvault.materialize.
     <private ref file>, <tip>
     <patterns folder>             compared with the one the hook's environment names
     <agents served>               "*" or names (`git config gitvault.agents`)
-    =<value>...                   each of CONFIG_ENV's variables then ("=": unset or empty),
-                                  compared with the hook's environment
+    =<value>...                   the git config files the environment named then (config_env:
+                                  the user's, the XDG folder, the system's, NOSYSTEM), compared
+                                  with what the hook's environment names
     <block length>                characters (no more than the agent passes on)
     <reflog>                      the worktree's HEAD reflog: its size is the run's start offset
     <ledger line>                 JSON: what the session's ledger takes from the start
@@ -84,7 +85,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gitvault.named import NamedTuple
@@ -131,16 +132,21 @@ PATTERNS_ENV = "GITVAULT_PATTERNS_DIR"
 CLI = "gitvault"  # the command a session's shell runs gitvault by, when it is on PATH
 # The most of the hook input the sh holds (what the Python runtime reads at most).
 INPUT_CAP = 4_000_000
-# The environment variables that say which git config files a process reads (besides the
-# repository's): a ready or blocks file names their values when it was built, and the sh serves
-# only under the same (another global config may list other agents or settings).
-CONFIG_ENV = (
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_NOSYSTEM",
-    "HOME",
-    "XDG_CONFIG_HOME",
-)
+
+
+def config_env(env: Mapping[str, str]) -> tuple[str, str, str, str]:
+    """Which git config files (besides the repository's) a process with this environment
+    reads, as gv_config_env (the sh) spells it: the user's file, the XDG config folder, the
+    system file, and GIT_CONFIG_NOSYSTEM. A ready or blocks file names them as they were when it
+    was built; the sh serves only under the same (another user's or system config may list
+    other agents or settings)."""
+    home = env.get("HOME", "")
+    user = env.get("GIT_CONFIG_GLOBAL", "") or (f"{home}/.gitconfig" if home else "")
+    xdg = env.get("XDG_CONFIG_HOME", "") or (f"{home}/.config" if home else "")
+    system = env.get("GIT_CONFIG_SYSTEM", "") or "/etc/gitconfig"
+    return user, xdg, system, env.get("GIT_CONFIG_NOSYSTEM", "")
+
+
 # A session's shown list at which it has seen enough: no more blocks (as
 # gitvault.agents.shown.MAX_BYTES, which claims the same way).
 SHOWN_MAX_BYTES = 4 * 1024 * 1024
@@ -288,7 +294,12 @@ gv_holds && gv_holds && gv_holds || return 1
 IFS= read -r gv_line && [ "$gv_line" = "$gv_patterns" ] || return 1
 IFS= read -r gv_line || return 1
 case " $gv_line " in *" * "*|*" $1 "*) ;; *) return 1 ;; esac
-for gv_word in @CONFIG_ENV_VALUES@; do
+gv_user=${GIT_CONFIG_GLOBAL:-}
+[ -n "$gv_user" ] || [ -z "${HOME:-}" ] || gv_user=$HOME/.gitconfig
+gv_xdg=${XDG_CONFIG_HOME:-}
+[ -n "$gv_xdg" ] || [ -z "${HOME:-}" ] || gv_xdg=$HOME/.config
+for gv_word in "$gv_user" "$gv_xdg" "${GIT_CONFIG_SYSTEM:-/etc/gitconfig}" \
+"${GIT_CONFIG_NOSYSTEM:-}"; do
 IFS= read -r gv_line && [ "$gv_line" = "=$gv_word" ] || return 1
 done
 }
@@ -664,7 +675,6 @@ def _fast_paths(
                 "CLI": CLI,
                 "SHOWN": statedir.SHOWN_PATHS,
                 "SHOWN_MAX": str(SHOWN_MAX_BYTES),
-                "CONFIG_ENV_VALUES": " ".join(f'"${{{name}:-}}"' for name in CONFIG_ENV),
                 "KNOWN": statedir.KNOWN_PATHS,
                 "KNOWN_HEADER": shlex.quote(known_header),
                 "ARMS": "\n".join(arms),
@@ -732,7 +742,7 @@ class Ready(NamedTuple):
     private: tuple[Path, str | None]  # the private sessions' ref, the same way
     patterns: str  # the user's patterns folder (as recall found it)
     agents: list[str] | None  # the agents served (None: every one)
-    env: tuple[str, ...]  # the values of CONFIG_ENV then ("": unset)
+    env: tuple[str, ...]  # config_env() then
     reflog: Path  # the worktree's HEAD reflog (its size is the run's start offset)
     ledger: str  # one line of JSON: what the session's ledger takes from the start
     watched: tuple[Path, ...]  # files none of which may be newer than the ready file

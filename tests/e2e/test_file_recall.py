@@ -13,13 +13,17 @@ Marked `claude` and `agents`; the CLIs skip with the reason printed when they ca
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gitvault.materialize import blocks
 from gitvault.memory.fences import RECALL_BEGIN
+from gitvault.resolve import resolve
 from tests.support import agent_clis, mock_anthropic, mock_gemini, mock_openai
 from tests.support.claude_cli import run_claude
 from tests.support.memory import cli_sub, set_config
@@ -120,6 +124,60 @@ def test_claude_code_gets_a_files_block_once(
     assert f"PostToolUse:Read hook additional context: {block}" in mock_anthropic.received_text(
         requests[1]
     )
+
+
+@pytest.mark.claude
+def test_claude_code_is_served_a_files_block_without_python_after_a_vault_change(
+    claude: Path, anthropic_api: mock_anthropic.MockAnthropic, project: Repo, tmp_path: Path
+) -> None:
+    """A first session reads app.py (Python builds its block); a commit follows, drained by the
+    detached drainer as a user's commit is, whose refresh materializes the block of the file a
+    session was shown; a second session's Read of app.py is answered by the launcher's sh: the
+    same block reaches the model, and no Python starts for that Read."""
+    block = _expected(project, "app.py")
+    site = tmp_path / "site"
+    site.mkdir()
+    starts = tmp_path / "python-argv"
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        f"with open({str(starts)!r}, 'a') as _f:\n    _f.write(repr(sys.argv) + '\\n')\n"
+    )
+
+    # The agent runs in the user's environment, as the commit below does: the same git config.
+    names = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "XDG_CONFIG_HOME")
+    user_env = {name: os.environ[name] for name in names if name in os.environ}
+
+    def session() -> list[Any]:
+        anthropic_api.responder = _reads(
+            lambda rel: ToolCall("Read", {"file_path": str(project.path / rel)}),
+            mock_anthropic.tool_results,
+        )
+        before = len(anthropic_api.model_requests())
+        done = run_claude(
+            claude,
+            ["-p", PROMPT, "--output-format", "json", "--model", "claude-sonnet-4-5"],
+            cwd=project.path,
+            home=tmp_path / "claude-home",
+            base_url=anthropic_api.base_url,
+            timeout=CLI_TIMEOUT,
+            extra_env={"GITVAULT_SYNC": "1", "PYTHONPATH": str(site), **user_env},
+        )
+        assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return [r.body for r in anthropic_api.model_requests()[before:]]
+
+    _check(session(), mock_anthropic.received_text, block)
+    where = blocks.path_for(resolve(project.path))
+    project.commit("docs: a note beside the app", files={"NOTE.md": "x\n"}, sync=False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+        where.is_file() and b"Memory of app.py" in where.read_bytes()
+    ):
+        time.sleep(0.2)
+    assert where.is_file(), "the drainer's refresh built the blocks file"
+    starts.unlink(missing_ok=True)
+    _check(session(), mock_anthropic.received_text, block)
+    argvs = starts.read_text().splitlines() if starts.exists() else []
+    assert not [a for a in argvs if "'file-read'" in a], argvs
 
 
 @pytest.mark.agents
