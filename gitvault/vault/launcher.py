@@ -76,7 +76,8 @@ down from the worktree's top is newer than the file, the input is a JSON object 
 with `{` and, whole, ends with `}`: one cut at the size Python reads, or with anything after
 it, Python cannot parse and answers nothing) whose cwd
 member (when it has one, before the agent's tail member) is a plain string, no git config is
-in the environment and `flock` is on PATH; it then claims the path in the session's shown
+in the environment, `flock` is on PATH and the input holds the members the agent's tool
+event needs (Codex: its shell tool); it then claims the path in the session's shown
 list under the flock Python takes there (gitvault.agents.shown.claim) and prints the agent's
 envelope around the block. Anything else goes to Python.
 """
@@ -212,9 +213,13 @@ class ToolEvent:
         prefix: str = "",
         suffix: str = "",
         limit: int = 0,
+        needs: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.agent, self.word, self.key = agent, word, key
         self.path_key, self.project_var, self.others = path_key, project_var, others
+        # NEEDS: (member, value) pairs the input must hold, as plain strings, for the sh to
+        # serve a block (Codex: the shell tool, whose command line names the file read).
+        self.needs = needs
         # PREFIX, SUFFIX: what the agent prints around a block (the block as a JSON string's
         # inside); LIMIT: the most of it the agent passes on (0: the sh serves no block for
         # this hook; Python builds it).
@@ -501,6 +506,9 @@ gv_served() {
 [ -z "${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}" ] || return 1
 [ -n "$gv_whole" ] || return 1
 case $gv_input in *'"cwd"'*) gv_member cwd || return 1 ;; esac
+for gv_word in $gv_needs; do
+gv_member "${gv_word%%=*}" && [ "$gv_value" = "${gv_word#*=}" ] || return 1
+done
 command -v flock >/dev/null 2>&1 || return 1
 if [ -d "$gv_root/.git" ]; then
 gv_wt=@READY_MAIN@
@@ -607,6 +615,8 @@ def _fast_paths(
     for t in tools:  # a block is served only in an envelope that survives a line of its own
         if t.limit < 0 or any(c in t.prefix + t.suffix for c in "\n\r\0"):
             t.limit = 0
+        if not all(_plain(w) for pair in t.needs for w in pair):
+            t.limit = 0
     ready = [
         t
         for t in starts
@@ -623,7 +633,8 @@ def _fast_paths(
         f"'2:{t.agent}:{t.word}') gv_key={t.key} gv_kind=unknown gv_path_key={t.path_key} "
         f"gv_project={'' if t.project_var == 'PWD' else f'${{{t.project_var}:-}}'} "
         f"gv_others='{' '.join(t.others)}' gv_parent={t.parent} "
-        f"gv_readers='{' '.join(t.readers)}' gv_tail='{t.tail}' gv_limit={t.limit}"
+        f"gv_readers='{' '.join(t.readers)}' gv_tail='{t.tail}' gv_limit={t.limit} "
+        f"gv_needs='{' '.join(f'{n}={v}' for n, v in t.needs)}'"
         + (
             f"\ngv_prefix={shlex.quote(t.prefix)}\ngv_suffix={shlex.quote(t.suffix)}"
             if t.limit > 0

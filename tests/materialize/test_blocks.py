@@ -32,10 +32,11 @@ from tests.support.repos import Repo
 
 RECORDED = DATA / "agent_hooks"
 PLACEHOLDER = "/placeholder/proj"
-# (agent, recorded input, canonical event): the sh serves these agents' blocks; Codex names
-# its files in a shell command line, which Python reads.
+# (agent, recorded input, canonical event): the sh serves every agent's blocks (Codex's for a
+# read through its shell tool, the command line naming one file).
 CALLS = [
     ("claude", "claude-PostToolUse-Read", "file-read"),
+    ("codex", "codex-PostToolUse-Bash", "file-read"),
     ("claude", "claude-PreToolUse-Edit", "file-edit"),
     ("gemini", "gemini-AfterTool-read_file", "file-read"),
     ("gemini", "gemini-AfterTool-replace", "file-edit"),
@@ -115,9 +116,15 @@ def test_a_block_is_served_without_python_as_python_serves_it_once_a_session(
     assert _call(shown, agent, name, event, session) == ("", False), "never twice a session"
 
 
-def test_codex_names_its_files_in_a_command_line_and_python_reads_it(shown: Hooks) -> None:
-    out, python = _call(shown, "codex", "codex-PostToolUse-Bash", "file-read", _sid())
-    assert python and "Memory of hello.txt (" in out
+def test_codex_s_block_is_served_only_for_its_shell_tool(shown: Hooks) -> None:
+    """The same command line under another tool (apply_patch: a patch) is Python's to read."""
+    raw = json.loads(_input("codex-PostToolUse-Bash", shown.repo, _sid()))
+    raw["tool_name"] = "apply_patch"
+    out, python = shown.run("codex", "file-read", json.dumps(raw))
+    assert python
+    hook = [sys.executable, "-m", "gitvault.hook", "codex", "file-read"]
+    raw["session_id"] = _sid()
+    assert out == shown._process(hook, "codex", json.dumps(raw), {})
 
 
 def test_a_file_no_session_was_shown_is_python_s(shown: Hooks) -> None:

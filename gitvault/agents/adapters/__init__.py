@@ -121,9 +121,9 @@ def _required(schema: str | None, session_field: str) -> tuple[tuple[str, str], 
 
 def tool_events() -> list[ToolEvent]:
     """The edit-time hooks the launcher's sh answers when there is nothing to say, and (with
-    the adapter's envelope, read from its own shape()) from a materialized block. Not where
-    the path comes out of a shell command line (the adapter's readers): Python tells such a
-    call's tool apart."""
+    the adapter's envelope, read from its own shape()) from a materialized block. Where the
+    path comes out of a shell command line (the adapter's readers), only for the tool the
+    adapter's fast_path_needs name."""
     from gitvault.vault.launcher import ToolEvent
 
     out = []
@@ -134,7 +134,9 @@ def tool_events() -> list[ToolEvent]:
             if hook.event not in adapter.fast_path_events:
                 continue
             around = _envelope(adapter, hook.event) or ("", "")
-            served = bool(around[0]) and not adapter.fast_path_readers
+            served = bool(around[0]) and (
+                not adapter.fast_path_readers or bool(adapter.fast_path_needs)
+            )
             out.append(
                 ToolEvent(
                     adapter.name,
@@ -149,6 +151,7 @@ def tool_events() -> list[ToolEvent]:
                     around[0] if served else "",
                     around[1] if served else "",
                     adapter.context_limit if served else 0,
+                    adapter.fast_path_needs,
                 )
             )
     return out

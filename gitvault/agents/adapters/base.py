@@ -123,6 +123,9 @@ class Adapter:
     fast_path_parent: ClassVar[str] = ""
     fast_path_readers: ClassVar[tuple[str, ...]] = ()
     fast_path_events: ClassVar[tuple[str, ...]] = ("file-read", "file-edit")
+    # (member, value) pairs a tool event's input must hold for the sh to serve its block from
+    # the materialized file (a field's meaning that depends on the tool: the tool's name).
+    fast_path_needs: ClassVar[tuple[tuple[str, str], ...]] = ()
     # A member the agent writes after every member the sh reads (the tool's result, as large as
     # the file): the sh scans only the input before it ("": the whole input).
     fast_path_tail: ClassVar[str] = ""

@@ -99,6 +99,8 @@ class Codex(Adapter):
         sorted(name for name in READERS if name not in SCRIPTED)
     )
     fast_path_events: ClassVar[tuple[str, ...]] = ("file-read",)
+    # Its block only for the shell tool: apply_patch's command is a patch (Python reads it).
+    fast_path_needs: ClassVar[tuple[tuple[str, str], ...]] = (("tool_name", "Bash"),)
     escapes_angles: ClassVar[bool] = True
     trust_step: ClassVar[str] = (
         "trust the project (codex asks on first start, or `codex exec --trust`) and review "
