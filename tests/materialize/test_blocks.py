@@ -143,17 +143,41 @@ def test_a_commit_goes_to_python_until_its_refresh_and_the_new_block_is_served(
     assert not python and again == out
 
 
-def test_a_block_carried_over_is_the_block_a_rebuild_makes(shown: Hooks) -> None:
-    """An unrelated commit carries hello.txt's block over; a commit deleting a file it names
-    changes it; either way what the sh serves is what Python says."""
-    shown.repo.commit("Unrelated", {"unrelated.txt": "u\n"})
-    assert _refresh(shown)
+def test_a_block_carried_over_is_the_block_a_rebuild_makes(
+    shown: Hooks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unrelated commit carries hello.txt's block over (no block rendered again); a commit
+    deleting a file it names builds it again; either way what the sh serves is what Python
+    says."""
+    from gitvault.pathrecall import block
+
+    rendered: list[str] = []
+    render = block.render
+    monkeypatch.setattr(
+        block,
+        "render",
+        lambda found, *a, **k: rendered.append(found.path) or render(found, *a, **k),
+    )
+    where = blocks.path_for(resolve(shown.repo.path))
+
+    def commit(message: str, files: dict[str, str]) -> None:
+        """A commit whose refresh the detached drainer runs once what it watches settled:
+        the last blocks file is still there (the test's synchronous commit, whose refresh
+        cannot wait, removes it)."""
+        data, stat = where.read_bytes(), where.stat()
+        shown.repo.commit(message, files)
+        where.write_bytes(data)
+        os.utime(where, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert _refresh(shown)
+
+    commit("Unrelated", {"other.md": "changed\n"})  # a change (a file added: all again)
+    assert rendered == [], "carried over, not built again"
     out, python = _call(shown, "claude", "claude-PostToolUse-Read", "file-read", _sid())
     assert not python and out == _python(shown, "claude", "claude-PostToolUse-Read", "file-read")
     assert "greet.py" in out
     shown.repo.git("rm", "-q", "greet.py")
-    shown.repo.commit("Drop greet.py", {})
-    assert _refresh(shown)
+    commit("Drop greet.py", {})
+    assert rendered == ["hello.txt"], "its block names greet.py: built again"
     out, python = _call(shown, "claude", "claude-PostToolUse-Read", "file-read", _sid())
     assert not python and out == _python(shown, "claude", "claude-PostToolUse-Read", "file-read")
     assert "greet.py changed with it" not in out
@@ -291,6 +315,7 @@ def test_a_refresh_a_command_waits_for_spends_at_most_its_budget(
     """With no time left, a full build writes no block (Python's, at the call), and leaves no
     block of the last file behind."""
     shown.repo.git("config", "gitvault.unrelated", "1")  # a changed basis: build every block
+    shown.then += 5  # the config file, written since the last refresh, settled later
     shown.settle()
     loc = resolve(shown.repo.path)
     assert blocks.refresh(loc, budget=0.0)

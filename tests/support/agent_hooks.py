@@ -69,6 +69,7 @@ def installed_command(repo: Repo, adapter: Adapter, event: str) -> str:
 class Hooks:
     def __init__(self, repo: Repo, starts: Path) -> None:
         self.repo, self.starts = repo, starts
+        self.then = time.time() - 30  # when the watched files were last written, for settle
 
     def run(self, agent: str, event: str, payload: Any, **env: str) -> tuple[str, bool]:
         """(stdout, whether Python started) of the agent's installed hook."""
@@ -132,8 +133,10 @@ class Hooks:
         return self.run(agent, "turn-end", payload(agent, "turn-end", self.repo, **fields))
 
     def settle(self) -> None:
-        """Time passes: every file a stamp watches was last written a while ago."""
-        then = time.time() - 30
+        """Time passes: every file a stamp watches was last written a while ago (the same
+        moment at every call, as files nobody writes keep their time: what a refresh built
+        from them stays comparable)."""
+        then = self.then
         git = self.repo.git_dir
         for path in (git / "logs" / "HEAD", git / "config", git / "packed-refs"):
             if path.exists():
