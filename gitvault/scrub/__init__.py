@@ -6,8 +6,10 @@ lazyre (its patterns compile at first use).
 Only the secret value is replaced: a variable name, URL scheme, user name, header name or
 command around it is kept. The rules are hand-written regular expressions, chosen by
 measurement over the maintained detectors on PyPI (bench/secrets/, BENCHMARKS.md "Secret
-redaction"): they catch what those detectors catch without their entropy heuristics, whose
-false positives (commit SHAs, lockfile hashes) make them unusable on commit text.
+redaction"): they catch what those detectors catch without their generic entropy heuristics,
+whose false positives (commit SHAs, lockfile hashes) make them unusable on commit text. The two
+rules that read randomness (random_token, password_shaped) each ask for more than entropy and
+were measured on real commit text, paths, man pages and code before they were taken.
 
 rules: the specification and the rule table; engine: scrub_secrets and secret_spans. Every
 rule's literals are found in one pass over a text (ahocorasick_rs, imported only once a process

@@ -821,3 +821,42 @@ def test_a_block_scalar_under_a_secret_name_is_redacted(text: str) -> None:
 )
 def test_the_same_blocks_without_a_secret_are_kept(text: str) -> None:
     assert kept(text)
+
+
+# A generated password with nothing around it that says so (made up here, none from bench/):
+GEN = "tR4#vQ8!mZ2kPw"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"rootdn_pw {GEN}",  # a config key that names no secret word
+        f"relay.example.org:587 mailer@example.org:{GEN}",  # user@host: before it
+        f'conn = ftp.login("deploy", "{GEN}")',  # a positional argument
+        f"לכניסה: {GEN} תודה",  # prose in a language no rule knows
+        f"| prod | admin | {GEN} |",  # a table cell
+        f"user.pw={{plain}}{GEN}",  # a scheme in front of it
+        f"try {GEN}.",  # the sentence's full stop goes with it (on the safe side)
+    ],
+)
+def test_a_generated_password_is_redacted_wherever_it_stands(text: str) -> None:
+    assert redacted(text, GEN), scrub_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "See https://example.org/a/b#Section-3?x=1 and docs/File#L12-L40",  # URLs, paths, anchors
+        "mail Ann.Lee@Example.com or @ReviewBot",  # addresses and handles
+        "glob **/*.Py and arn:aws:s3:::Logs-Bucket*2",  # globs and ARNs
+        "expr 2*self.KL-1-i and x**2+Y3",  # expressions
+        "chars [a-zA-Z0-9_$@.] or A-Z0-9!",  # character ranges
+        "--Output-Format=%Y%m%d and %2Fapi%2Fv1",  # flags and escapes
+        "fe80::822a:a8ff:fe49:470c%Eth0 and key*=UTF-8''a",  # zone ids, RFC 5987 names
+        "sha512-AbC3dEf+GhI4jK/LmN5oP==",  # base64 (left to the rules that decode it)
+        "Fixes #1234 (**Breaking**: Rename Foo#Bar to Baz@Qux!)",  # markdown, refs, names
+        "Hello World! Version 2.0 Released?",  # words
+    ],
+)
+def test_the_tokens_a_generated_password_resembles_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)
