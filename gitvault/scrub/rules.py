@@ -1063,6 +1063,7 @@ _ASSIGN_TAIL = (
 )
 _ASSIGN = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
 _TEMPLATE = lazyre.compile(r"[$<{%].*|[*x.\u2026#-]+|your[_-].*", re.IGNORECASE)
+_ENV_NAME = lazyre.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # an environment variable's
 
 
 # A name segment this long with a digit in it is a hash or base64 text (an integrity hash
@@ -1102,7 +1103,11 @@ def _assignment(match: re.Match[str]) -> Span | None:
     # NAME=value with nothing between (a shell or .env line: `DB_PASS=qwertyuiop`) sets the
     # secret itself, whatever it looks like; `password: required` may describe it instead.
     glued = match["op"] == "=" and start - (group == "qv") == match.end("op")
-    if not looks_like_value(value, words=glued) or (
+    # So does an environment variable's name however it is set (``REDIS_PASSWORD: sunflower``
+    # in a compose file's environment): a sentence does not name a variable. (A quoted word
+    # after any secret name was measured and not taken: ``"credsStore": "osxkeychain"``.)
+    words = glued or _ENV_NAME.fullmatch(name) is not None
+    if not looks_like_value(value, words=words) or (
         _IDENT.fullmatch(value) and _names_itself(name, value)
     ):
         return None

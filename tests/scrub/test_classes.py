@@ -860,3 +860,32 @@ def test_a_generated_password_is_redacted_wherever_it_stands(text: str) -> None:
 )
 def test_the_tokens_a_generated_password_resembles_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "services:\n  cache:\n    environment:\n      REDIS_PASSWORD: sunflower\n",
+        "env:\n  - SMTP_PASS: bluebird\n",
+        "DB_PASSWORD = lighthouse",
+    ],
+)
+def test_an_environment_variable_named_for_a_secret_holds_one_even_as_a_plain_word(
+    text: str,
+) -> None:
+    out, found = scrub_secrets(text)
+    assert found and not any(w in out for w in ("sunflower", "bluebird", "lighthouse")), out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASSWORD: required",  # what a README's table says of it
+        "API_TOKEN: ${API_TOKEN}",  # a reference
+        "SECRET_KEY: changeme",  # a placeholder
+        "Password: sunflower field",  # prose: no variable's name
+        '"credsStore": "osxkeychain"',  # a helper's name under a name holding "creds"
+    ],
+)
+def test_a_description_or_reference_under_such_a_name_is_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)
