@@ -703,13 +703,17 @@ _PW_CHARS = frozenset(
 )
 _PW_KEY = lazyre.compile(r"[^:=]{1,60}[:=]")  # a ``name=``, ``user:``, ``user@host:`` before it
 _PW_WORDISH = lazyre.compile(r"[A-Z]?[a-z]{4,}|[A-Z]{4,}")
+# what the whole token is when it is none (an expression, a glob, a URL, a path, an ARN)
+_PW_NOT_TOKEN = lazyre.compile(r"\*\*|^(?:arn|urn):|^[-~#*]|\*$|://|[/\\]|::")
+# what the value is when it is none (a character class, a query, an anchor, an entity, escapes)
 _PW_NOT = lazyre.compile(
-    r"\*\*|[a-z]-[a-z]|[A-Z]-[A-Z]|0-9|^(?:arn|urn):|^[-~#*$%=&?]|\*$|\?[a-z_]+=|^\d+\*"
+    r"a-z|A-Z|0-9|a-f|A-F|^[-~#*$%=&?]|\*$|\?[a-z_]+=|^\d+\*"
     r"|\*\w+\.|\w\.\w+\*|#[Ll]\d|&[a-z]+$|\*=|@[A-Za-z]+$|::"
-    r"|%[0-9A-Fa-f]{2}.*%[0-9A-Fa-f]{2}|://|[/\\]"
+    r"|%[0-9A-Fa-f]{2}.*%[0-9A-Fa-f]{2}|=[0-9A-F]{2}.*=[0-9A-F]{2}|://|[/\\]"
+    r"|\$\{?(?:[A-Z_]{4,}|\w*_\w*_)"  # a shell variable (``-$__git_SOH``, ``$GIT_PERF_…``)
 )
 _PW_EMAIL = lazyre.compile(r"@[A-Za-z0-9-]+\.[A-Za-z]{2,}")
-_PW_NAME = lazyre.compile(r"[A-Za-z_][\w.-]*=")  # a variable or key and its ``=``
+_PW_NAME = lazyre.compile(r"[A-Za-z_][\w.-]{2,}=")  # a variable or key and its ``=``
 
 
 _PW_SEPARATORS = frozenset(" \t\n\r\f\v'\"`<>()[]{},;|")
@@ -736,7 +740,7 @@ def _password_shaped(match: re.Match[str]) -> Span | None:
     if end - start < 10 or (start and text[start - 1] not in _PW_SEPARATORS):
         return None  # too short, or longer than 64 characters: not a password
     token = text[start:end]
-    if _PW_NOT.search(token):
+    if _PW_NOT_TOKEN.search(token):
         return None
     key = _PW_KEY.match(token)
     # after ``NAME=`` only the value can be the password (``LC_ALL=$a_utf8_locale`` is none)
