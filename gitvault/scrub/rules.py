@@ -793,12 +793,23 @@ _PASSWORD_WORDS = (
     r"(?:passwort|kennwort|mot\s+de\s+passe|contrase[\u00f1n]a|clave|senha|wachtwoord"
     r"|l[\u00f6o]senord|passord|adgangskode|salasana|has[\u0142l]|heslo|jelsz[\u00f3oa]"
     r"|parol[a\u0103]|\u043f\u0430\u0440\u043e\u043b|[\u015fs]ifre|\u03ba\u03c9\u03b4\u03b9\u03ba"
-    r"|m[\u1eada]t\s+kh[\u1ea9a]u|kata\s+sandi)[^\W\d_]{0,5}"
+    r"|m[\u1eada]t\s+kh[\u1ea9a]u|kata\s+sandi|kata\s+laluan|contrasenya|contrasinal|pasahitz"
+    r"|nenosiri|lozink|\u043b\u043e\u0437\u0438\u043d\u043a|geslo|slapta\u017eod|lykilor"
+    r"|cyfrinair|wagwoord|[\u015fs]ifr\u0259)[^\W\d_]{0,5}"
     # scripts without spaces or inflection at the word's end: Chinese, Japanese, Korean, Thai,
     # Hindi, Arabic, Hebrew
     r"|\u5bc6\u7801|\u5bc6\u78bc|\u53e3\u4ee4|\u30d1\u30b9\u30ef\u30fc\u30c9|\ube44\ubc00\ubc88\ud638"
     r"|\u0e23\u0e2b\u0e31\u0e2a\u0e1c\u0e48\u0e32\u0e19|\u092a\u093e\u0938\u0935\u0930\u094d\u0921"
     r"|\u05e1\u05d9\u05e1\u05de\u05d4|\u0643\u0644\u0645\u0629\s+(?:\u0627\u0644\u0645\u0631\u0648\u0631|\u0627\u0644\u0633\u0631)"
+    # Persian, Urdu, Bengali, Tamil, Gujarati, Punjabi, Georgian, Armenian, Sinhala, Burmese,
+    # Khmer, Lao, Amharic, and Hebrew's other spelling
+    r"|\u0631\u0645\u0632\s+\u0639\u0628\u0648\u0631|\u06af\u0630\u0631\u0648\u0627\u0698\u0647"
+    r"|\u067e\u0627\u0633\s?\u0648\u0631\u0688|\u09aa\u09be\u09b8\u0993\u09af\u09bc\u09be\u09b0\u09cd\u09a1"
+    r"|\u0b95\u0b9f\u0bb5\u0bc1\u0b9a\u0bcd\u0b9a\u0bca\u0bb2\u0bcd|\u0aaa\u0abe\u0ab8\u0ab5\u0ab0\u0acd\u0aa1"
+    r"|\u0a2a\u0a3e\u0a38\u0a35\u0a30\u0a21|\u10de\u10d0\u10e0\u10dd\u10da|\u0563\u0561\u0572\u057f\u0576\u0561\u0562\u0561\u057c"
+    r"|\u0db8\u0dd4\u0dbb\u0db4\u0daf|\u1005\u1000\u102c\u1038\u101d\u103e\u1000\u103a"
+    r"|\u1796\u17b6\u1780\u17d2\u1799\u179f\u1798\u17d2\u1784\u17b6\u178f\u17cb|\u0ea5\u0eb0\u0eab\u0eb1\u0e94\u0e9c\u0ec8\u0eb2\u0e99"
+    r"|\u12e8\u12ed\u1208\u134d\s\u1243\u120d|\u05e1\u05d9\u05e1\u05de\u05d0"
 )
 _PASSWORD_LITERALS = (
     *(
@@ -832,6 +843,34 @@ _PASSWORD_LITERALS = (
         "khau",
     ),
     *(
+        "kata laluan",
+        "contrasenya",
+        "contrasinal",
+        "pasahitz",
+        "nenosiri",
+        "lozink",
+        "\u043b\u043e\u0437\u0438\u043d\u043a",
+        "geslo",
+        "slapta\u017eod",
+        "lykilor",
+        "cyfrinair",
+        "wagwoord",
+        "ifr\u0259",
+        "\u0631\u0645\u0632",
+        "\u06af\u0630\u0631\u0648\u0627\u0698\u0647",
+        "\u067e\u0627\u0633",
+        "\u09aa\u09be\u09b8\u0993\u09af\u09bc\u09be\u09b0\u09cd\u09a1",
+        "\u0b95\u0b9f\u0bb5\u0bc1\u0b9a\u0bcd\u0b9a\u0bca\u0bb2\u0bcd",
+        "\u0aaa\u0abe\u0ab8\u0ab5\u0ab0\u0acd\u0aa1",
+        "\u0a2a\u0a3e\u0a38\u0a35\u0a30\u0a21",
+        "\u10de\u10d0\u10e0\u10dd\u10da",
+        "\u0563\u0561\u0572\u057f\u0576\u0561\u0562\u0561\u057c",
+        "\u0db8\u0dd4\u0dbb\u0db4\u0daf",
+        "\u1005\u1000\u102c\u1038\u101d\u103e\u1000\u103a",
+        "\u1796\u17b6\u1780\u17d2\u1799\u179f\u1798\u17d2\u1784\u17b6\u178f\u17cb",
+        "\u0ea5\u0eb0\u0eab\u0eb1\u0e94\u0e9c\u0ec8\u0eb2\u0e99",
+        "\u12e8\u12ed\u1208\u134d",
+        "\u05e1\u05d9\u05e1\u05de\u05d0",
         "kata sandi",
         "\u0e23\u0e2b\u0e31\u0e2a\u0e1c\u0e48\u0e32\u0e19",
         "\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
@@ -877,6 +916,43 @@ def _prose(match: re.Match[str]) -> Span | None:
     if near and near.start(1) < match.start("secret") and looks_like_value(near[1], strict=True):
         return near.span(1)
     return None
+
+
+_FOREIGN_TAIL = lazyre.compile(_FOREIGN_PROSE_TAIL)
+_LINE_TOKEN = lazyre.compile(r"[^\s'\"`,;()\u00ab\u00bb\u300c\u300d]+")
+FOREIGN_REACH = 80  # characters after a word for "password" searched for the password
+
+
+def _foreign_prose(match: re.Match[str]) -> Span | None:
+    """The value after a word for "password" in another language: where "is" stands (when
+    this language's word for it is known), else the first token of the rest of the line
+    that passes the strict test, whatever words come between or after it (``رمز عبور سرور
+    تست <value> است``: Persian puts "is" last; Swahili ``ni``, Bengali ``হল``)."""
+    text, end = match.string, match.end("word")
+    tail = _FOREIGN_TAIL.match(text, end)
+    if tail is not None and looks_like_value(tail["secret"], strict=True):
+        return tail.span("secret")
+    line_end = text.find("\n", end)
+    stop = min(len(text) if line_end < 0 else line_end, end + FOREIGN_REACH)
+    for token in _LINE_TOKEN.finditer(text, end, stop):
+        value = token.group().rstrip(".:!?\u3002\u060c\u0964")  # a sentence's end, not the value's
+        if _scanned_value(value):
+            return token.start(), token.start() + len(value)
+    return None
+
+
+def _scanned_value(value: str) -> bool:
+    """A token met on the way, not where "is" points: a password by the strict test, and
+    made as passwords are, not as names and words are (``1Password``, ``SOCKSv5-protokollen``,
+    ``ISO-8859-1``, ``%.4s``, an escaped ``\\u00fc``)."""
+    if not looks_like_value(value, strict=True) or "%" in value or "\\" in value:
+        return False
+    if not any("a" <= c <= "z" for c in value):
+        return False
+    return sum(len(w) for w in _LONG_WORD.findall(value)) <= len(value) * 0.35
+
+
+_LONG_WORD = lazyre.compile(r"[A-Z]?[a-z]{6,}")  # a word (``Password``), not ``Marble``
 
 
 def _user_password(match: re.Match[str]) -> Span | None:
@@ -2683,10 +2759,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "foreign_prose_secret",
-        _rx(r"(?i)(?<![a-z0-9])(?P<word>" + _PASSWORD_WORDS + r")(?![a-z])" + _FOREIGN_PROSE_TAIL),
+        _rx(r"(?i)(?<![a-z0-9])(?P<word>" + _PASSWORD_WORDS + r")(?![a-z])"),
         _PASSWORD_LITERALS,
         folded=True,
-        span_of=_prose,
+        span_of=_foreign_prose,
         reach=LINES,
     ),
     Rule(

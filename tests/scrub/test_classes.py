@@ -893,3 +893,34 @@ def test_an_environment_variable_named_for_a_secret_holds_one_even_as_a_plain_wo
 )
 def test_a_description_or_reference_under_such_a_name_is_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"گذرواژه پایگاه داده {PW} است",  # Persian: "is" comes last
+        f"Nenosiri la hifadhidata ni {PW} tafadhali",  # Swahili
+        f"Kata laluan pangkalan data ialah {PW}.",  # Malay
+        f"La contrasenya de la base de dades és {PW}",  # Catalan
+        f"Lozinka baze je {PW}, ne šalji je",  # Croatian
+        f"ডাটাবেসের পাসওয়ার্ড হল {PW} কাউকে",  # Bengali
+    ],
+)
+def test_a_password_said_in_another_language_is_redacted_whatever_the_word_order(
+    text: str,
+) -> None:
+    assert redacted(text), scrub_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Adgangskoden ligger i 1Password under Staging DB.",  # where it is kept
+        "Lösenordet är för långt för SOCKSv5-protokollet.",  # a protocol's name
+        "Η κωδικοποίηση ISO-8859-1 δεν υποστηρίζεται για τον κωδικό.",  # an encoding
+        "Esta contraseña no se ha cambiado desde %.4s-%.2s-%.2s.Por favor",  # a format
+        "گذرواژه را در مدیر رمز ذخیره کنید",  # advice, no value
+    ],
+)
+def test_the_same_sentences_without_a_password_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)
