@@ -704,7 +704,7 @@ _PW_CHARS = frozenset(
 _PW_KEY = lazyre.compile(r"[^:=]{1,60}[:=]")  # a ``name=``, ``user:``, ``user@host:`` before it
 _PW_WORDISH = lazyre.compile(r"[A-Z]?[a-z]{4,}|[A-Z]{4,}")
 # what the whole token is when it is none (an expression, a glob, a URL, a path, an ARN)
-_PW_NOT_TOKEN = lazyre.compile(r"\*\*|^(?:arn|urn):|^[-~#*]|\*$|://|[/\\]|::")
+_PW_NOT_TOKEN = lazyre.compile(r"\*\*|^(?:arn|urn):|^[-~#*]|\*$|::")
 # what the value is when it is none (a character class, a query, an anchor, an entity, escapes)
 _PW_NOT = lazyre.compile(
     r"a-z|A-Z|0-9|a-f|A-F|^[-~#*$%=&?]|\*$|\?[a-z_]+=|^\d+\*"
@@ -716,7 +716,8 @@ _PW_EMAIL = lazyre.compile(r"@[A-Za-z0-9-]+\.[A-Za-z]{2,}")
 _PW_NAME = lazyre.compile(r"[A-Za-z_][\w.-]{2,}=")  # a variable or key and its ``=``
 
 
-_PW_SEPARATORS = frozenset(" \t\n\r\f\v'\"`<>()[]{},;|")
+_PW_CRYPT = lazyre.compile(r"\$[0-9a-z]{1,12}\$")
+_PW_SEPARATORS = " \t\n\r\f\v'\"`<>()[]{},;|"
 _PW_TOKEN_REST = lazyre.compile(r"[^\s'\"`<>()\[\]{},;|]*")
 
 
@@ -730,18 +731,27 @@ def _password_shaped(match: re.Match[str]) -> Span | None:
     text, at = match.string, match.start()
     rest = _PW_TOKEN_REST.match(text, at)  # (matches at least the empty string)
     end = rest.end() if rest else at
-    if "/" in text[at:end]:
-        return None  # a URL or a path (the most common long token with a ``#`` or ``@``)
-    start, stop = at, max(0, end - 64)
-    while start > stop and (char := text[start - 1]) not in _PW_SEPARATORS:
-        if char == "/":
-            return None
+    start, stop = at, max(0, at - 256)
+    while start > stop and text[start - 1] not in _PW_SEPARATORS:
         start -= 1
-    if end - start < 10 or (start and text[start - 1] not in _PW_SEPARATORS):
+    if _PW_CRYPT.search(text, max(0, start - 64), end):
+        return None  # a password hash (``$argon2id$v=19$m=…,p=1$salt$hash``, ``$6$…``)
+    if "/" in text[start:end] or "\\" in text[start:end]:
+        # a path: only the name holding the symbol (a file named for a password), never a
+        # URL's (the most common long token with a ``#`` or ``@``)
+        if "://" in text[start:end]:
+            return None
+        start = max(text.rfind("/", start, at), text.rfind("\\", start, at)) + 1 or start
+        cuts = [i for i in (text.find("/", at, end), text.find("\\", at, end)) if i >= 0]
+        end = min(cuts, default=end)
+    if not 10 <= end - start <= 64 or (start and text[start - 1] not in _PW_SEPARATORS + "/\\"):
         return None  # too short, or longer than 64 characters: not a password
     token = text[start:end]
     if _PW_NOT_TOKEN.search(token):
         return None
+    ext = _EXTENSION.search(token)
+    if ext and ext.start() >= 10 and text[start - 1 : start] in ("/", "\\"):
+        end, token = start + ext.start(), token[: ext.start()]  # a file's name: its extension kept
     key = _PW_KEY.match(token)
     # after ``NAME=`` only the value can be the password (``LC_ALL=$a_utf8_locale`` is none)
     if key is None:

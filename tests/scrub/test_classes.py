@@ -839,6 +839,8 @@ GEN = "tR4#vQ8!mZ2kPw"
         f"try {GEN}.",  # the sentence's full stop goes with it (on the safe side)
         f"backup-admin:{GEN}",  # a hyphenated user name before it (no character range)
         "echo 'Kd9!wx4tz-bqm#Rv' | rev",  # a descending pair (``z-b``) is no character range
+        f"- secrets/{GEN}.txt (+1 -0)",  # a committed file named for it (its extension kept)
+        f"C:\\deploy\\{GEN}.pem",  # a Windows path
     ],
 )
 def test_a_generated_password_is_redacted_wherever_it_stands(text: str) -> None:
@@ -860,6 +862,8 @@ def test_a_generated_password_is_redacted_wherever_it_stands(text: str) -> None:
         "Hello World! Version 2.0 Released?",  # words
         "PS1=$GIT_PS1_COLOR_PRE-$__git_SOH and log$GIT_PERF_4221_OPTS",  # shell variables
         "=?utf-8?q?C3=A8gue=2C_le_Pouf9?= subject",  # quoted-printable words
+        "see https://example.org/Docs/Guide#Step2!x9Kz for it",  # a URL's parts
+        "u:{ARGON2ID}$argon2id$v=19$m=65536,t=3,p=1$c2FsdA/Qw9#kZ$hA8+xR/Tq2Lm",  # a hash
     ],
 )
 def test_the_tokens_a_generated_password_resembles_are_kept(text: str) -> None:
