@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from gitvault.errors import GitvaultError
 from gitvault.notes import quarantine, render
-from gitvault.notes.commits import stream_commits
+from gitvault.notes.commits import read_listed
 from gitvault.notes.drain import Entry
 from gitvault.notes.index import already_written, noted_shas
 from gitvault.resolve import Location
@@ -59,12 +59,15 @@ def backfill(
             return BackfillResult()  # unborn HEAD: nothing is committed yet
     have = noted_shas(vault)
     args = rev_args(vault, branch=branch, all_branches=all_branches, since=since)
-    count = gitcmd.run_git(
-        ["rev-list", "--count", *args],
+    listed = gitcmd.run_git(
+        ["rev-list", "--reverse", *args, "--"],
         loc.common_dir if branch or all_branches else (loc.workdir or loc.common_dir),
     )
-    total = int(count.stdout.strip() or 0)
-    result = BackfillResult()
+    shas = listed.stdout.decode("ascii", "replace").split()
+    total = len(shas)
+    todo = [sha for sha in shas if sha not in have]  # (a resumed backfill: no git work again)
+    del shas
+    result = BackfillResult(considered=total - len(todo), already=total - len(todo))
     batch: list[Write] = []
     skip = already_written(vault)
 
@@ -77,11 +80,8 @@ def backfill(
             progress(result.considered, total)
 
     cwd = loc.workdir or loc.common_dir
-    for info in stream_commits(cwd, args):
+    for info in read_listed(cwd, todo):
         result.considered += 1
-        if info.sha in have:
-            result.already += 1
-            continue
         try:  # validated exactly as the drainer validates; a bad commit is set aside
             batch.append(
                 render.note_write(info, render.NoteContext(branch=label, source="backfill"))

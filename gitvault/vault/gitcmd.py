@@ -18,8 +18,11 @@ from pathlib import Path
 
 from gitvault import lazyre, scrub
 from gitvault.errors import GitvaultError, UnsafeRepository
-from gitvault.named import NamedTuple
+from gitvault.named import TYPE_CHECKING, NamedTuple
 from gitvault.vault import layout, processes
+
+if TYPE_CHECKING:
+    from typing import IO
 
 # Identity used for commits on the vault branch (the user's HEAD is never touched).
 VAULT_NAME = "gitvault"
@@ -180,6 +183,18 @@ def stream_git(args: Sequence[str], cwd: Path) -> Iterator[processes.Streaming]:
         except FileNotFoundError as exc:
             raise _no_git() from exc
         yield out
+
+
+def start_git_filed(
+    args: Sequence[str], cwd: Path, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]
+) -> processes.Filed:
+    """git started on open files (its input read from one, its output written to another)."""
+    try:
+        return processes.start_filed(
+            ["git", *args], cwd=cwd, env=clean_env(), stdin=stdin, stdout=stdout, stderr=stderr
+        )
+    except FileNotFoundError as exc:
+        raise _no_git() from exc
 
 
 def tail(data: bytes, limit: int = 500) -> str:

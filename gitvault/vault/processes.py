@@ -104,6 +104,45 @@ def start(
     return Started(argv, proc)
 
 
+class Filed:
+    """A child reading its input from a file and writing its output to another (`start_filed`):
+    several run side by side, none ever blocked on a pipe its caller has not read yet."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self._proc = proc
+
+    def wait(self) -> int:
+        return self._proc.wait()
+
+    def stop(self) -> None:
+        """Killed if it still runs, and reaped."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+
+
+def start_filed(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None,
+    env: Mapping[str, str] | None,
+    stdin: IO[bytes],
+    stdout: IO[bytes],
+    stderr: IO[bytes],
+) -> Filed:
+    """Start a child on open files (the caller's to close once it started). Raises
+    FileNotFoundError / OSError when it cannot start."""
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        env=None if env is None else dict(env),
+    )
+    return Filed(proc)
+
+
 class Streaming:
     """A running child's stdout, chunk by chunk (iterate), then how it ended (`finish`)."""
 

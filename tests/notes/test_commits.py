@@ -1,22 +1,23 @@
-"""notes/commits: the project's commits as git reports them. A backfill's stream is read ahead
-(git keeps computing while notes are written) and yields every commit, oldest first; a reader
-that stops early leaves no git process and no reading thread behind."""
+"""notes/commits: the project's commits as git reports them. A backfill's commits are read in
+chunks by several git processes at once and come back in the order asked, exactly as one
+`git log` reports them; a reader that stops early, or a git that fails, leaves no git process
+and no file behind."""
 
 from __future__ import annotations
 
-import threading
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
+from gitvault.errors import GitvaultError
 from gitvault.notes import commits
 from tests.support.repos import Repo, fast_history, wait_until
 
 
 def _git_logs(repo: Repo) -> list[int]:
     """Pids of `git log` processes running in this repository."""
-    import os
-    from pathlib import Path
-
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -31,25 +32,39 @@ def _git_logs(repo: Repo) -> list[int]:
     return found
 
 
-def test_the_stream_yields_every_commit_oldest_first_through_a_small_read_ahead(
+def _leftovers() -> list[str]:
+    return [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("gitvault-backfill-")]
+
+
+def test_chunks_read_side_by_side_come_back_in_order_as_one_git_log_reports_them(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shas = fast_history(repo, "main", 120)
-    monkeypatch.setattr(commits, "READ_AHEAD", 1)  # git waits on the reader at every chunk
-    streamed = list(commits.stream_commits(repo.path, ["HEAD"]))
-    assert [c.sha for c in streamed][-120:] == shas
-    again = commits.read_commits(repo.path, shas)
-    assert all(c == again[c.sha] for c in streamed[-120:])
+    before = _leftovers()
+    monkeypatch.setattr(commits, "LISTED_CHUNK", 7)  # 18 chunks, two of them ahead at a time
+    listed = list(commits.read_listed(repo.path, shas))
+    assert [c.sha for c in listed] == shas
+    whole = commits.read_commits(repo.path, shas)  # one git process for them all
+    assert listed == [whole[sha] for sha in shas]
+    assert _leftovers() == before
 
 
-def test_a_reader_that_stops_early_leaves_nothing_running(repo: Repo) -> None:
-    fast_history(repo, "main", 400)
-    stream = commits.stream_commits(repo.path, ["HEAD"])
-    first = next(stream)
-    assert first.sha
+def test_a_reader_that_stops_early_leaves_nothing_running_or_written(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shas = fast_history(repo, "main", 400)
+    before = _leftovers()
+    monkeypatch.setattr(commits, "LISTED_CHUNK", 50)
+    stream = commits.read_listed(repo.path, shas)
+    assert next(stream).sha == shas[0]
     stream.close()  # as a caller that breaks out of its loop or raises
     wait_until(lambda: not _git_logs(repo), what="git log gone")
-    wait_until(
-        lambda: not [t for t in threading.enumerate() if t.name == "git-log-reader"],
-        what="the reading thread gone",
-    )
+    assert _leftovers() == before
+
+
+def test_a_commit_git_cannot_read_is_an_error_not_a_short_backfill(repo: Repo) -> None:
+    shas = fast_history(repo, "main", 5)
+    before = _leftovers()
+    with pytest.raises(GitvaultError, match="git log failed"):
+        list(commits.read_listed(repo.path, [*shas, "0" * 40]))
+    assert _leftovers() == before
