@@ -716,6 +716,7 @@ _PW_EMAIL = lazyre.compile(r"@[A-Za-z0-9-]+\.[A-Za-z]{2,}")
 _PW_NAME = lazyre.compile(r"[A-Za-z_][\w.-]{2,}=")  # a variable or key and its ``=``
 
 
+_PW_REACH = 64  # characters a password-shaped token (or a path's name) holds at most
 _PW_CRYPT = lazyre.compile(r"\$[0-9a-z]{1,12}\$")
 _PW_SEPARATORS = " \t\n\r\f\v'\"`<>()[]{},;|"
 _PW_TOKEN_REST = lazyre.compile(r"[^\s'\"`<>()\[\]{},;|]*")
@@ -729,8 +730,13 @@ def _password_shaped(match: re.Match[str]) -> Span | None:
     left to base64_secret, a hash to the rules that know it. The match is one such symbol; the token
     is what stands around it between spaces, quotes, brackets and commas."""
     text, at = match.string, match.start()
-    rest = _PW_TOKEN_REST.match(text, at)  # (matches at least the empty string)
+    # Both scans are bounded, so a long run of symbols costs each of them a few steps, not
+    # the run's length (100,000 ``#`` took 31 s with the right scan unbounded).
+    limit = min(len(text), at + _PW_REACH + 1)
+    rest = _PW_TOKEN_REST.match(text, at, limit)  # (matches at least the empty string)
     end = rest.end() if rest else at
+    if end == limit and limit < len(text) and text[limit] not in _PW_SEPARATORS:
+        return None  # longer than any password (a path's folders come before its name)
     start, stop = at, max(0, at - 256)
     while start > stop and text[start - 1] not in _PW_SEPARATORS:
         start -= 1

@@ -418,6 +418,40 @@ def test_large_text_with_long_runs_stays_fast() -> None:
     assert cleaned.splitlines()[4] == "[REDACTED:openai_api_key]"
 
 
+# Runs that make a rule look around each match (a token's ends, the rest of a line): a scan
+# that is not bounded costs each match the run's length, and the run's length squared in all.
+_RUNS = {
+    "symbols": lambda n: "#" * n,
+    "mixed symbols": lambda n: "!a1B" * (n // 4),
+    "at signs": lambda n: "@" * n,
+    "a path's folders": lambda n: "ab/" * (n // 3) + "Xk9#mQ2!pLw3",
+    "words for password": lambda n: "contrasenya " * (n // 12),
+    "assignments": lambda n: "KEY=v@1 " * (n // 8),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_RUNS))
+def test_the_filter_grows_linearly_with_a_run_of_what_its_rules_look_around(shape: str) -> None:
+    # Not a speed target (bench/ has those): how the CPU time grows when the same shape is
+    # four times longer, in one process. Linear is 4x; a scan bounded by nothing is ~16x.
+    import time
+
+    make = _RUNS[shape]
+    scrub_secrets(make(2_000))  # the rules' patterns compiled, the automaton built
+
+    def cost(n: int) -> float:
+        text = make(n)
+        best = float("inf")
+        for _ in range(3):
+            start = time.process_time()
+            scrub_secrets(text)
+            best = min(best, time.process_time() - start)
+        return max(best, 1e-4)
+
+    small, large = cost(10_000), cost(40_000)
+    assert large / small < 9, (shape, small, large)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
