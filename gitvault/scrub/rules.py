@@ -948,8 +948,9 @@ def _foreign_prose(match: re.Match[str]) -> Span | None:
     tail = _FOREIGN_TAIL.match(text, end)
     if tail is not None and looks_like_value(tail["secret"], strict=True):
         return tail.span("secret")
-    line_end = text.find("\n", end)
-    stop = min(len(text) if line_end < 0 else line_end, end + FOREIGN_REACH)
+    stop = min(len(text), end + FOREIGN_REACH)
+    line_end = text.find("\n", end, stop)
+    stop = stop if line_end < 0 else line_end
     for token in _LINE_TOKEN.finditer(text, end, stop):
         value = token.group().rstrip(".:!?\u3002\u060c\u0964")  # a sentence's end, not the value's
         if _scanned_value(value):
