@@ -1,5 +1,6 @@
 """Project commits as git reports them: metadata, message and file stats (never diff content),
-read in batches (`git log --no-walk --stdin`) or streamed for a whole history (backfill)."""
+read in batches (`git log --no-walk --stdin`): one for the drainer's few, chunks computed side
+by side for a backfill's whole history (read_listed)."""
 
 from __future__ import annotations
 
