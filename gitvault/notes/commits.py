@@ -5,8 +5,10 @@ by side for a backfill's whole history (read_listed)."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from gitvault.vault import gitcmd, processes
@@ -127,43 +129,49 @@ LISTED_CHUNK = 2000  # commits one git process computes the file stats of (read_
 LISTED_AHEAD = 2  # such processes running ahead of the reader
 
 
-def read_listed(repo_dir: Path, shas: Sequence[str]) -> Iterator[CommitInfo]:
+def read_listed(repo_dir: Path, shas: Iterable[str]) -> Iterator[CommitInfo]:
     """The commits `shas`, in that order, for a backfill. git's file stats (a whole history's
     `--numstat` is most of a backfill's CPU) are computed by several git processes at once,
     LISTED_CHUNK commits each, up to LISTED_AHEAD of them ahead of the chunk being read, so
     that a machine's other cores work while this one writes notes: git/git's 81,966 commits
     took 92 s of one core (load ~1) and 58 s in two halves side by side, the same bytes out.
-    Each writes into a file of a private temporary folder (what the repository's own objects
-    hold, removed as soon as it is read, and with the folder whatever happens); none is ever
-    blocked on a pipe nobody reads."""
-    chunks = [shas[i : i + LISTED_CHUNK] for i in range(0, len(shas), LISTED_CHUNK)]
-    if not chunks:
-        return
+    `shas` is read as chunks are started (a history's list need not be held whole). Each
+    chunk's output goes into a file of a private temporary folder (what the repository's own
+    objects hold, removed as soon as it is read, and with the folder whatever happens); none
+    is ever blocked on a pipe nobody reads."""
+    pending = iter(shas)
     with tempfile.TemporaryDirectory(prefix="gitvault-backfill-") as folder:
-        running: dict[int, tuple[processes.Filed, Path, Path]] = {}
+        running: deque[tuple[processes.Filed, Path, Path]] = deque()
+        started = 0
 
-        def start(index: int) -> None:
-            base = Path(folder) / str(index)
+        def start() -> bool:
+            nonlocal started
+            chunk = list(islice(pending, LISTED_CHUNK))
+            if not chunk:
+                return False
+            base = Path(folder) / str(started)
+            started += 1
             listed, out, err = (
                 base.with_suffix(".in"),
                 base.with_suffix(".out"),
                 base.with_suffix(".err"),
             )
-            listed.write_text("\n".join(chunks[index]) + "\n", encoding="ascii")
+            listed.write_text("\n".join(chunk) + "\n", encoding="ascii")
             with listed.open("rb") as stdin, out.open("wb") as stdout, err.open("wb") as stderr:
                 args = [*_LOG_ARGS, "--no-walk=unsorted", "--stdin"]
-                running[index] = (
-                    gitcmd.start_git_filed(args, repo_dir, stdin, stdout, stderr),
-                    out,
-                    err,
-                )
+                child = gitcmd.start_git_filed(args, repo_dir, stdin, stdout, stderr)
+            running.append((child, out, err))
+            listed.unlink()
+            return True
 
         try:
-            for index in range(len(chunks)):
-                for ahead in range(index, min(index + 1 + LISTED_AHEAD, len(chunks))):
-                    if ahead not in running:
-                        start(ahead)
-                child, out, err = running.pop(index)
+            more = True
+            while True:
+                while more and len(running) <= LISTED_AHEAD:
+                    more = start()
+                if not running:
+                    return
+                child, out, err = running.popleft()
                 if child.wait() != 0:
                     raise gitcmd.GitError(
                         f"git log failed: {gitcmd.tail(err.read_bytes())}",
@@ -173,5 +181,5 @@ def read_listed(repo_dir: Path, shas: Sequence[str]) -> Iterator[CommitInfo]:
                 out.unlink()
                 yield from _parse_records(data)
         finally:
-            for child, _, _ in running.values():
+            for child, _, _ in running:
                 child.stop()

@@ -95,9 +95,23 @@ def test_backfill_is_resumable(repo_factory, monkeypatch: pytest.MonkeyPatch) ->
         backfill_mod.backfill(resolve(repo.path), progress=interrupt)
     partial = set(repo.note_paths())
     assert len(partial) == 14, "two whole batches were committed before the interrupt"
+    asked: list[str] = []  # the commits git is asked the file stats of
+    listed = backfill_mod.read_listed
+
+    def counting(cwd, shas):  # type: ignore[no-untyped-def]
+        def each():  # type: ignore[no-untyped-def]
+            for sha in shas:
+                asked.append(sha)
+                yield sha
+
+        return listed(cwd, each())
+
+    monkeypatch.setattr(backfill_mod, "read_listed", counting)
     result = backfill_mod.backfill(resolve(repo.path))
     assert result.written == 41 - 14
     assert result.already == 14
+    assert result.considered == 41
+    assert len(asked) == 41 - 14, "a resumed backfill asks git for no commit it noted"
     assert set(history) <= set(repo.note_paths())
     assert len(repo.vault_log()) == 1 + 41, "nothing written twice"
 
