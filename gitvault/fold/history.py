@@ -28,11 +28,13 @@ import hashlib
 import os
 import sqlite3
 import zlib
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 
 from gitvault.errors import GitvaultError
@@ -892,7 +894,7 @@ class History:
             "INSERT OR IGNORE INTO present VALUES (?)", [(layout.note_sha(p),) for p in added]
         )
         kept = {p: oid for p, oid in added.items() if scope.keeps(p)}
-        notes = [n for n in _read_notes(self.cwd, kept) if n is not None]
+        notes = [n for n in _read_notes(self.cwd, sorted(kept.items())) if n is not None]
         newest = max([int(meta.get("newest", "0")), *(n.when for n in notes)])
         if not _same_horizon(meta, settings, newest):
             raise _Rebuild("the horizon moved")
@@ -910,16 +912,6 @@ class History:
         keeps reading it until it closes it)."""
         self.rebuilt = reason
         scope = _Scope(self.loc, self.vault, tip)
-        present: set[str] = set()
-        kept: dict[str, str] = {}
-        for entry in gitcmd.ls_tree(self.cwd, tip, [layout.NOTES + "/"], recursive=True):
-            sha = None if entry.is_dir else layout.note_sha(entry.path)
-            if sha:
-                present.add(sha)
-                if scope.keeps(entry.path):
-                    kept[entry.path] = entry.oid
-        notes = _read_notes(self.cwd, _within_horizon(kept, settings))
-        del kept  # the reader holds what it reads, and lets go of it once every note is read
         tmp = self.path.with_name(f".{statedir.MINED}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         try:
@@ -927,9 +919,13 @@ class History:
                 conn.execute("PRAGMA synchronous=OFF")  # a torn file is never renamed in
                 conn.executescript(_DDL)
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("INSERT INTO present VALUES (?)", ((s,) for s in sorted(present)))
-                del present
+                # The vault's listing goes to the file as git writes it, never held here (a
+                # whole vault's paths and blob ids were ~25 MB of a first fold at 100,000).
+                conn.execute(_LISTED_DDL)
+                _list_notes(conn, self.cwd, tip, scope)
+                notes = _read_notes(self.cwd, _within_horizon(conn, settings))
                 newest, cutoff = _fill(conn, notes, settings)
+                conn.execute("DROP TABLE temp.listed")
                 conn.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
                     [
@@ -977,25 +973,59 @@ def _same_horizon(meta: Mapping[str, str], settings: Settings, newest: int | Non
     return meta.get("cutoff") == str(settings.cutoff(latest))
 
 
-def _within_horizon(blobs: Mapping[str, str], settings: Settings) -> Mapping[str, str]:
-    """The notes a rebuild reads: with a horizon, not those in date folders older than it
-    (they are past it whatever they hold; read, they would only be counted out)."""
-    if settings.horizon_days <= 0 or not blobs:
-        return blobs
-    days = {p: folder_time(p) // DAY for p in blobs}
-    newest = max(max(days.values()), settings.newest_session // DAY)
-    first = newest - settings.horizon_days - 2
-    return {p: oid for p, oid in blobs.items() if days[p] >= first}
+_LISTED_DDL = "CREATE TEMP TABLE listed (path TEXT NOT NULL, oid TEXT NOT NULL, day INTEGER)"
 
 
-def _read_notes(cwd: Path, blobs: Mapping[str, str]) -> Iterator[Note | None]:
-    """The notes at these paths (path → blob id), read in chunks through `git cat-file`."""
-    paths = sorted(blobs)
-    for start in range(0, len(paths), READ_CHUNK):
-        chunk = paths[start : start + READ_CHUNK]
-        data = gitcmd.cat_blobs(cwd, [blobs[p] for p in chunk])
-        for path in chunk:
-            raw = data.get(blobs[path])
+def _list_notes(conn: sqlite3.Connection, cwd: Path, tip: str, scope: _Scope) -> None:
+    """Every note at the tip into `present` (its commit) and the ones the scope keeps into
+    `temp.listed` (path, blob, date folder's day), in chunks as git lists them."""
+    present: list[tuple[str]] = []
+    listed: list[tuple[str, str, int]] = []
+
+    def flush() -> None:
+        conn.executemany("INSERT OR IGNORE INTO present VALUES (?)", present)
+        conn.executemany("INSERT INTO temp.listed VALUES (?, ?, ?)", listed)
+        present.clear()
+        listed.clear()
+
+    for entry in gitcmd.iter_tree(cwd, tip, [layout.NOTES + "/"], recursive=True):
+        sha = None if entry.is_dir else layout.note_sha(entry.path)
+        if not sha:
+            continue
+        present.append((sha,))
+        if scope.keeps(entry.path):
+            listed.append((entry.path, entry.oid, folder_time(entry.path) // DAY))
+        if len(present) >= READ_CHUNK:
+            flush()
+    flush()
+
+
+def _within_horizon(conn: sqlite3.Connection, settings: Settings) -> Iterator[tuple[str, str]]:
+    """The notes a rebuild reads (path, blob), in path order: with a horizon, not those in
+    date folders older than it (they are past it whatever they hold; read, they would only be
+    counted out)."""
+    first = None
+    if settings.horizon_days > 0:
+        (latest,) = conn.execute("SELECT max(day) FROM temp.listed").fetchone()
+        if latest is not None:
+            newest = max(int(latest), settings.newest_session // DAY)
+            first = newest - settings.horizon_days - 2
+    rows = conn.execute(
+        "SELECT path, oid FROM temp.listed WHERE day >= ? ORDER BY path",
+        (-(1 << 62) if first is None else first,),
+    )
+    for path, oid in rows:
+        yield str(path), str(oid)
+
+
+def _read_notes(cwd: Path, blobs: Iterable[tuple[str, str]]) -> Iterator[Note | None]:
+    """The notes of these (path, blob id) pairs, in their order, read in chunks through
+    `git cat-file`."""
+    pairs = iter(blobs)
+    while chunk := list(islice(pairs, READ_CHUNK)):
+        data = gitcmd.cat_blobs(cwd, [oid for _, oid in chunk])
+        for path, oid in chunk:
+            raw = data.get(oid)
             yield None if raw is None else parse_note(path, raw.decode("utf-8", "replace"))
 
 
@@ -1020,7 +1050,7 @@ def _row(
         _join(note.files),
         _files_key(note.files),
         len(note.names),
-        sum(1 for f in note.names if kinds.is_test(f)),
+        sum(1 for f in note.names if kinds.classify(f).test),
         int(fix),
         _hash(note.copy_key),
         note.when,
@@ -1053,85 +1083,136 @@ def _ever(files: Iterable[str]) -> set[str]:
     return out
 
 
-class _Brief(NamedTuple):
-    """What a rebuild keeps of each note while it reads the others (the rest is in the file)."""
-
-    id: int
-    sha: str
-    when: int
-    parents: tuple[str, ...]
-    replaces: tuple[str, ...]
-    merge: bool
-    copy_key: bytes  # a digest of the note's copy key (the subject and every file, whole)
-
-
-def _digest(text: str) -> bytes:
-    """16 bytes standing for a text a rebuild keeps for every note only to compare it (a
-    collision, at 2**-128 a pair, is never met)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
 def _fill(
     conn: sqlite3.Connection, notes: Iterable[Note | None], settings: Settings
 ) -> tuple[int, int | None]:
-    """A rebuild's content, streamed: every note is written as it is read, and only a brief of
-    each is kept; then the horizon, the depths, the counted copies and the counts. Returns
-    (the newest note's date, the horizon's cutoff)."""
-    briefs: list[_Brief] = []
+    """A rebuild's content, streamed: every note is written as it is read, nothing of it is
+    kept (a brief of each, held until the depths were known, was ~45 MB at 100,000 notes);
+    then the horizon, the depths, the counted copies and the counts, each from the file.
+    Returns (the newest note's date, the horizon's cutoff)."""
     rows: list[tuple[object, ...]] = []
-    # One string per commit id, however many notes name it (as itself and as a parent): a
-    # brief of each of a whole history's notes stays in memory until the depths are known.
-    ids: dict[str, str] = {}
+    newest = written = 0
     for note in notes:
         if note is None:
             continue
-        fix = counted_fix(note.subject, note.names)
-        brief = _Brief(
-            len(briefs) + 1,
-            ids.setdefault(note.sha, note.sha),
-            note.when,
-            tuple(ids.setdefault(p, p) for p in note.parents),
-            note.replaces,
-            note.merge,
-            _digest(note.copy_key),
-        )
-        briefs.append(brief)
-        rows.append((brief.id, *_row(note, 0, past=False, counted=False, fix=fix)))
+        newest = max(newest, note.when)
+        written += 1
+        rows.append((written, *_row(note, 0, past=False, counted=False)))
         if len(rows) >= READ_CHUNK:
             conn.executemany(_INSERT_ID, rows)
             rows.clear()
     conn.executemany(_INSERT_ID, rows)
-    newest = max((b.when for b in briefs), default=0)
     cutoff = settings.cutoff(newest)
     if cutoff is not None:
         conn.execute("UPDATE notes SET past = 1 WHERE when_ < ?", (cutoff,))
-    record = [b for b in briefs if cutoff is None or b.when >= cutoff]
-    depth = _depths(record)
-    replaced = {r for b in record for r in b.replaces}
-    winners: dict[bytes, _Brief] = {}
-    for brief in record:
-        if brief.merge or brief.sha in replaced:
-            continue
-        old = winners.get(brief.copy_key)
-        mine = (brief.when, depth[brief.sha], brief.sha)
-        if old is None or mine > (old.when, depth[old.sha], old.sha):
-            winners[brief.copy_key] = brief
-    counted = {b.id for b in winners.values()}
+    _settle_depths(conn)
+    _elect_all(conn)
+    _count_all(conn)
+    return newest, cutoff
+
+
+def _commit_key(sha: str) -> bytes | str:
+    """A commit id as a rebuild's maps hold it: 20 (or 32) bytes for a lower-case hex id, else
+    the text itself (equal exactly when the texts are, as the ids are compared elsewhere)."""
+    if len(sha) in (40, 64) and sha == sha.lower():
+        try:
+            return bytes.fromhex(sha)
+        except ValueError:
+            pass
+    return sha
+
+
+def _settle_depths(conn: sqlite3.Connection) -> None:
+    """Each counted-in note's depth in the ancestry the notes record (parents first; a parent
+    that is also a descendant — a cycle only hostile notes can make — counts as none), its
+    parents into `parents` and what it replaces into `replaced`, read back from the file into
+    flat arrays: one node per commit id (a later note of the same id overrides an earlier
+    one's parents, as it always did)."""
+    node: dict[bytes | str, int] = {}
+    ids = array("q")  # the notes in id order …
+    at = array("q")  # … and their commit's node
+    for note_id, sha in conn.execute("SELECT id, sha FROM notes WHERE past = 0 ORDER BY id"):
+        ids.append(int(note_id))
+        at.append(node.setdefault(_commit_key(str(sha)), len(node)))
+    first = array("q", [-1]) * len(node)
+    more: dict[int, tuple[int, ...]] = {}
+    parent_keys: list[tuple[int]] = []
+    replaced: list[tuple[str, str, str]] = []
+    for sha, path, parents, replaces in conn.execute(
+        "SELECT sha, path, parents, replaces FROM notes WHERE past = 0 ORDER BY id"
+    ):
+        n = node[_commit_key(str(sha))]
+        named = _split(parents)
+        noted = [m for p in named if (m := node.get(_commit_key(p))) is not None]
+        first[n] = noted[0] if noted else -1
+        if len(noted) > 1:
+            more[n] = tuple(noted[1:])
+        else:
+            more.pop(n, None)
+        parent_keys += [(_sha_key(p),) for p in named]
+        replaced += [(r, str(sha), str(path)) for r in _split(replaces)]
+        if len(parent_keys) >= READ_CHUNK:
+            conn.executemany("INSERT INTO parents VALUES (?)", parent_keys)
+            parent_keys.clear()
+    conn.executemany("INSERT INTO parents VALUES (?)", parent_keys)
+    conn.executemany("INSERT INTO replaced VALUES (?, ?, ?)", replaced)
+
+    def parents_of(n: int) -> tuple[int, ...]:
+        return () if first[n] < 0 else (first[n], *more.get(n, ()))
+
+    depth = array("q", [0]) * len(node)
+    state = bytearray(len(node))  # 0: not reached, 1: on the walk's stack, 2: its depth known
+    for start in range(len(node)):
+        stack = [start]
+        while stack:
+            n = stack[-1]
+            if state[n] == 2:
+                stack.pop()
+                continue
+            state[n] = 1
+            todo = [p for p in parents_of(n) if state[p] == 0]
+            if todo:
+                stack.extend(todo)
+                continue
+            depth[n] = 1 + max((depth[p] for p in parents_of(n) if state[p] == 2), default=0)
+            state[n] = 2
+            stack.pop()
     conn.executemany(
-        "UPDATE notes SET depth = ?, counted = ? WHERE id = ?",
-        ((depth[b.sha], int(b.id in counted), b.id) for b in record),
+        "UPDATE notes SET depth = ? WHERE id = ?",
+        ((depth[at[i]], ids[i]) for i in range(len(ids))),
     )
-    conn.executemany(
-        "INSERT INTO parents VALUES (?)", ((_sha_key(p),) for b in record for p in b.parents)
-    )
-    conn.executemany(
-        "INSERT INTO replaced SELECT ?, sha, path FROM notes WHERE id = ?",
-        ((r, b.id) for b in record for r in b.replaces),
-    )
-    del briefs, record, winners, ids
-    # The counts are summed by SQLite: a Counter of a whole history's keys (every pair of
-    # files changed together) was most of a first fold's memory. Only COUNT_KEYS distinct
-    # keys wait in memory at a time, and each flush adds them to what the table holds.
+
+
+def _elect_all(conn: sqlite3.Connection) -> None:
+    """Count, of every change, the newest copy that is a candidate (not a merge, not replaced),
+    as _Counting._elect does for one: the rows come grouped by their copy key's hash, so only
+    one group is held, and are compared by the whole key within it."""
+    group: dict[str, tuple[int, int, str, int]] = {}
+    group_hash: object = None
+    counted: list[tuple[int]] = []
+    for key_hash, note_id, sha, when, depth, subject, files in conn.execute(
+        "SELECT copy_key, id, sha, when_, depth, subject, files FROM notes"
+        " WHERE past = 0 AND merge = 0 AND sha NOT IN (SELECT old FROM replaced)"
+        " ORDER BY copy_key, id"
+    ):
+        if key_hash != group_hash:
+            counted += [(w[3],) for w in group.values()]
+            group.clear()
+            group_hash = key_hash
+        key = copy_key(str(subject), _names(files))
+        mine = (int(when), int(depth), str(sha), int(note_id))
+        old = group.get(key)
+        if old is None or mine[:3] > old[:3]:
+            group[key] = mine
+    counted += [(w[3],) for w in group.values()]
+    conn.executemany("UPDATE notes SET counted = 1 WHERE id = ?", counted)
+
+
+def _count_all(conn: sqlite3.Connection) -> None:
+    """The counts and files of the counted notes, and every path named, summed by SQLite: a
+    Counter of a whole history's keys (every pair of files changed together) was most of a
+    first fold's memory. Only COUNT_KEYS distinct keys wait in memory at a time, and each
+    flush adds them to what the table holds."""
     counts: Counter[tuple[str, str, str]] = Counter()
     files: list[tuple[int, str]] = []
     ever: set[str] = set()
@@ -1151,7 +1232,6 @@ def _fill(
             _add_counts(conn, counts, ever)
     conn.executemany("INSERT INTO files VALUES (?, ?)", files)
     _add_counts(conn, counts, ever)
-    return newest, cutoff
 
 
 def _add_counts(
@@ -1166,26 +1246,6 @@ def _add_counts(
     conn.executemany("INSERT OR IGNORE INTO ever VALUES (?)", [(p,) for p in ever])
     counts.clear()
     ever.clear()
-
-
-def _depths(notes: Iterable[_Brief | Note]) -> dict[str, int]:
-    """Each noted commit's depth in the ancestry the notes record (parents first)."""
-    parents = {n.sha: n.parents for n in notes}
-    depth: dict[str, int] = {}
-    for start in parents:
-        stack = [start]
-        while stack:
-            sha = stack[-1]
-            if sha in depth:
-                stack.pop()
-                continue
-            todo = [p for p in parents[sha] if p in parents and p not in depth]
-            if todo:
-                stack.extend(todo)
-                continue
-            depth[sha] = 1 + max((depth[p] for p in parents[sha] if p in parents), default=0)
-            stack.pop()
-    return depth
 
 
 class _Counting:
@@ -1291,8 +1351,10 @@ def _names(files: object) -> tuple[str, ...]:
 
 
 def _parents_first(notes: list[Note]) -> list[Note]:
-    """The notes ordered so that a note's parents among them come before it."""
+    """The notes ordered so that a note's parents among them come before it (a parent that is
+    also a descendant, which only hostile notes can make, is passed over)."""
     by_sha = {n.sha: n for n in notes}
+    entered: set[str] = set()
     done: set[str] = set()
     out: list[Note] = []
     for start in sorted(notes, key=lambda n: (n.when, n.path)):
@@ -1302,7 +1364,8 @@ def _parents_first(notes: list[Note]) -> list[Note]:
             if note.sha in done:
                 stack.pop()
                 continue
-            todo = [by_sha[p] for p in note.parents if p in by_sha and p not in done]
+            entered.add(note.sha)
+            todo = [by_sha[p] for p in note.parents if p in by_sha and p not in entered]
             if todo:
                 stack.extend(todo)
                 continue

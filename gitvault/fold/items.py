@@ -93,14 +93,15 @@ def unread_items(
     one): notes are not read — an item says only its path and, when `dates` (the mined
     history's) knows it, its commit's date; else its date folder's. Sessions are read."""
     if since is None:
-        listed = gitcmd.ls_tree(
+        # Streamed: a whole vault's entries (100,000: ~25 MB, and git's output as much
+        # again) are never held while the items are made.
+        listed = gitcmd.iter_tree(
             vault.loc.workdir or vault.loc.common_dir,
             tip,
             [layout.NOTES + "/", layout.SESSIONS + "/"],
             recursive=True,
         )
         paths = [e.path for e in listed if not e.is_dir]
-        del listed  # a whole vault's entries (100,000: ~25 MB), not held while items are made
     else:
         paths = [p for p, old, new in vault.git.diff_files(since, tip) if old is None and new]
     tombs = cites.forgotten(vault, tip)

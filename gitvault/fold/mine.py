@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 
 from gitvault.fold import kinds, truth
 from gitvault.fold.history import Commit, View
-from gitvault.fold.kinds import MAX_FILES, area, is_changelog, is_code, is_test
+from gitvault.fold.kinds import MAX_FILES, classify
 from gitvault.vault import layout
 
 DAY = 86_400
@@ -185,7 +185,7 @@ def tests_layout(history: View, now: Now) -> list[Fact]:
     cited = 0
     reverted = now.ground.record.reverted_by
     for c in history.newest_first("tests > 0"):
-        if any(is_test(f) and now.path(f) for f in c.files):
+        if any(classify(f).test and now.path(f) for f in c.files):
             with_tests.append(c)
             cited += c.sha not in reverted
             if len(with_tests) >= 3 and cited >= 2:
@@ -299,7 +299,7 @@ def co_changes(history: View, now: Now) -> list[Fact]:
     strong: list[tuple[float, int, tuple[str, str]]] = []
     fewer: dict[tuple[str, str], int] = {}
     for a, b, n, least in history.pairs(4, 0.6):
-        if is_test(a) or is_test(b):  # code ↔ test: tests_layout
+        if classify(a).test or classify(b).test:  # code ↔ test: tests_layout
             continue
         if now.path(a) and now.path(b):
             strong.append((n / least, n, (a, b)))
@@ -321,7 +321,7 @@ def co_changes(history: View, now: Now) -> list[Fact]:
 
 def _pairs_counted(c: Commit) -> bool:
     """Whether a commit's file pairs are counted (history.contributions)."""
-    plain = {f for f in c.files if not is_changelog(f)}
+    plain = {f for f in c.files if not classify(f).changelog}
     return 0 < len(c.files) <= MAX_FILES and len(plain) <= kinds.MAX_PAIR_FILES
 
 
@@ -332,8 +332,8 @@ def _companion_evidence(history: View, now: Now, comp: str, where: str) -> list[
     cited = 0
     reverted = now.ground.record.reverted_by
     for c in history.newest_first("nfiles BETWEEN 1 AND 40"):
-        if any(is_changelog(f) and kinds.changelog_key(f) == comp for f in c.files) and any(
-            is_code(f) and "/" in f and area(f) == where for f in c.files
+        if any(classify(f).changelog and classify(f).companion == comp for f in c.files) and any(
+            classify(f).code and "/" in f and classify(f).area == where for f in c.files
         ):
             out.append(c)
             cited += c.sha not in reverted
@@ -387,7 +387,7 @@ def hot_spots(history: View, now: Now) -> list[Fact]:
     """Files that needed fix after fix (whole history; bulk commits left out)."""
     facts: list[Fact] = []
     for path, _, n in history.ranked("fix", 3):
-        if not (is_code(path) and now.path(path)):
+        if not (classify(path).code and now.path(path)):
             continue
         hits = [c for c in history.touching(path, fixes=True) for _ in range(c.files.count(path))]
         latest = hits[-1]
@@ -412,7 +412,7 @@ def hot_spots(history: View, now: Now) -> list[Fact]:
 def _areas_summary(found: list[Commit], now: Now, n: int = 3) -> str:
     counts: Counter[str] = Counter()
     for c in found:
-        for a in {area(f) for f in c.files}:
+        for a in {classify(f).area for f in c.files}:
             counts[a] += 1
     live = [(a, k) for a, k in counts.items() if now.area(a)]
     return ", ".join(f"{a} ({k})" for a, k in sorted(live, key=lambda x: (-x[1], x[0]))[:n])
@@ -483,9 +483,9 @@ def layout_facts(history: View, now: Now) -> list[Fact]:
         if len(c.files) > MAX_FILES:
             continue
         for f in c.files:
-            if not is_code(f) or not now.path(f):
+            if not classify(f).code or not now.path(f):
                 continue
-            where = area(f) if "/" in f else TOP_LEVEL
+            where = classify(f).area if "/" in f else TOP_LEVEL
             code[where] += 1
             files[f] += 1
             if "." in f.rsplit("/", 1)[-1]:
@@ -499,7 +499,9 @@ def layout_facts(history: View, now: Now) -> list[Fact]:
     )
     first = tops[0][0]
     main = [
-        c for c in recent if any((area(f) if "/" in f else TOP_LEVEL) == first for f in c.files)
+        c
+        for c in recent
+        if any((classify(f).area if "/" in f else TOP_LEVEL) == first for f in c.files)
     ]
     text = f"Recent code changes are mostly in {where}"
     about = (frozenset({"code", "lives"}),)

@@ -431,24 +431,47 @@ def ls_tree(
     cwd: Path, rev: str, paths: Sequence[str], *, recursive: bool = False
 ) -> list[TreeEntry]:
     """Entries at (or inside, for paths ending in '/') the given paths of a revision."""
-    args = [*SMALL_DELTA_CACHE, "-c", "core.quotePath=false", "ls-tree", "-z"]
-    if recursive:
-        args.append("-r")
-    proc = run_git([*args, rev, "--", *paths], cwd, check=False)
+    proc = run_git([*_ls_tree_args(recursive), rev, "--", *paths], cwd, check=False)
     if proc.returncode != 0:
         return []
-    out = []
-    for record in proc.stdout.split(b"\0"):
-        if not record:
-            continue
-        head, _, path = record.partition(b"\t")
-        parts = head.split()
-        if len(parts) < 3:
-            continue
-        out.append(
-            TreeEntry(path.decode("utf-8", "replace"), parts[2].decode(), parts[1] == b"tree")
-        )
-    return out
+    return [e for e in map(_tree_entry, proc.stdout.split(b"\0")) if e is not None]
+
+
+def iter_tree(
+    cwd: Path, rev: str, paths: Sequence[str], *, recursive: bool = False
+) -> Iterator[TreeEntry]:
+    """ls_tree's entries as git lists them (in path order), never held whole: a listing of
+    100,000 notes held as git's output, its records and their entries took ~50 MB at once.
+    Nothing when git cannot list the revision (as ls_tree); a listing git cannot finish
+    raises GitError (its entries so far were yielded)."""
+    listed = 0
+    with stream_git([*_ls_tree_args(recursive), rev, "--", *paths], cwd) as out:
+        rest = b""
+        for chunk in out:
+            records = (rest + chunk).split(b"\0")
+            rest = records.pop()
+            for entry in map(_tree_entry, records):
+                if entry is not None:
+                    listed += 1
+                    yield entry
+        done = out.finish()
+        if done.returncode == 0 and (entry := _tree_entry(rest)) is not None:
+            yield entry
+        elif done.returncode != 0 and (listed or rest):
+            raise GitError(f"git ls-tree {rev} stopped: {tail(done.stderr)}")
+
+
+def _ls_tree_args(recursive: bool) -> list[str]:
+    args = [*SMALL_DELTA_CACHE, "-c", "core.quotePath=false", "ls-tree", "-z"]
+    return [*args, "-r"] if recursive else args
+
+
+def _tree_entry(record: bytes) -> TreeEntry | None:
+    head, _, path = record.partition(b"\t")
+    parts = head.split()
+    if not path or len(parts) < 3:
+        return None
+    return TreeEntry(path.decode("utf-8", "replace"), parts[2].decode(), parts[1] == b"tree")
 
 
 def cat_blobs(cwd: Path, oids: Sequence[str]) -> dict[str, bytes]:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -318,3 +320,51 @@ def test_a_rebuild_reads_the_vault_with_gits_delta_cache_bounded(
     readers = [r for r in runs if " cat-file --batch" in r or (" ls-tree " in r and " -r " in r)]
     assert any("cat-file" in r for r in readers) and any("ls-tree" in r for r in readers), runs
     assert all("core.deltaBaseCacheLimit=32m" in r for r in readers), readers
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    """Fail (not hang) when the block runs longer than this."""
+
+    def late(signum: int, frame: object) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, late)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_notes_whose_parents_loop_are_mined_and_do_not_hang_a_fold(repo: Repo) -> None:
+    """A note names its commit's parents, and a hostile teammate's notes can name each other
+    (a's parent b, b's parent a) or themselves: no real history can, so the depth walk and the
+    parents-first order pass over such a parent. A rebuild and a forward update both finish,
+    agree, and give every note a depth; the honest notes beside them keep theirs."""
+    mined = Mined(repo)
+    honest = [
+        note(f"h{i}", f"Add h{i}", ["h.py"], START + i, [f"h{i - 1}"] if i else [])
+        for i in range(3)
+    ]
+    looping = [
+        note("a", "Add a", ["a.py"], START + 10, ["b"]),
+        note("b", "Add b", ["b.py"], START + 10, ["a"]),
+        note("s", "Add s", ["s.py"], START + 11, ["s", "h2"]),
+    ]
+    add(mined.vault, *honest, *looping)
+    with _deadline(30):
+        why, built = mined.forward()
+        assert why == "no mined history yet"
+        add(
+            mined.vault,
+            note("x", "Add x", ["x.py"], START + 20, ["y", "h2"]),
+            note("y", "Add y", ["y.py"], START + 20, ["x"]),
+        )
+        _, forward = mined.forward()
+        assert forward == mined.rebuilt()
+    depth = {sha: d for _path, sha, d, *_ in forward["notes"]}
+    assert [depth[sha_of(f"h{i}")] for i in range(3)] == [1, 2, 3]
+    assert all(d >= 1 for d in depth.values()) and len(depth) == 8
+    assert depth[sha_of("s")] == 4  # its own name passed over, its honest parent counted

@@ -119,3 +119,41 @@ def test_a_started_git_fails_as_run_git_does(repo: Repo) -> None:
         started.result()
     ok = gitcmd.start_git(["rev-parse", "HEAD"], repo.path).result()
     assert ok.stdout.decode().strip() == repo.head()
+
+
+def test_iter_tree_streams_what_ls_tree_lists(repo: Repo) -> None:
+    """The streamed listing (a rebuild's and a first fold's: never held whole) gives ls_tree's
+    entries in git's order, names with tabs, spaces and non-ASCII included, across many reads
+    of git's output; an unknown revision lists nothing, as ls_tree does."""
+    names = [f"d{i % 7}/f {i}\t{'é' * (i % 3)}.txt" for i in range(3000)]
+    repo.commit("many files", files={name: name for name in names})
+    listed = list(gitcmd.iter_tree(repo.path, "HEAD", ["d1/", "d3/"], recursive=True))
+    assert listed == gitcmd.ls_tree(repo.path, "HEAD", ["d1/", "d3/"], recursive=True)
+    assert len(listed) == sum(1 for n in names if n.startswith(("d1/", "d3/")))
+    assert {e.path for e in listed} == {n for n in names if n.startswith(("d1/", "d3/"))}
+    top = list(gitcmd.iter_tree(repo.path, "HEAD", []))
+    assert [e for e in top if e.is_dir] and top == gitcmd.ls_tree(repo.path, "HEAD", [])
+    assert list(gitcmd.iter_tree(repo.path, "no-such-rev", [])) == []
+
+
+def test_iter_tree_stopped_early_leaves_no_git_behind(repo: Repo) -> None:
+    repo.commit("files", files={f"d/f{i:04}.txt": str(i) for i in range(2000)})
+    listing = gitcmd.iter_tree(repo.path, "HEAD", ["d/"], recursive=True)
+    first = next(listing)
+    assert first.path == "d/f0000.txt" and _git_children() != []
+    listing.close()
+    assert _git_children() == []
+
+
+def _git_children() -> list[int]:
+    """This process's git children that have not been reaped (Linux /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            comm = stat.read_text().split("(", 1)[1].rsplit(")", 1)[0]
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == os.getpid() and comm == "git":
+            out.append(int(stat.parent.name))
+    return out
