@@ -82,7 +82,8 @@ from gitvault.vault.locking import file_lock
 from gitvault.vault.notebody import parse_body
 from gitvault.vault.times import parse_time
 
-SCHEMA_VERSION = "6"  # 6: merges' twins, 5: own (4: a note's file list is a column of its own)
+# 7: digest lines' twins, 6: merges' twins, 5: own (4: a note's file list is a column of its own)
+SCHEMA_VERSION = "7"
 KINDS = ("note", "session", "digest")
 DEFAULT_LIMIT = 10  # results shown unless -n says otherwise
 MAX_LIMIT = 200
@@ -117,7 +118,8 @@ CREATE TABLE docs(
     merge INTEGER NOT NULL DEFAULT 0,  -- notes: a merge commit
     grp INTEGER,  -- notes a merge brought in: that merge's id
     line TEXT,  -- digest lines: fold commit, category, line, cites (unit-separated)
-    twin INTEGER,  -- notes: a hash of the subject (copies of one change) or of a merged branch
+    twin INTEGER,  -- notes: a hash of the subject (copies of one change) or of a merged branch;
+    -- digest lines: of the line without its citations and numbers (its versions)
     own INTEGER NOT NULL DEFAULT 0  -- this clone's gitvault wrote it (scrubbed as it was written)
 );
 CREATE INDEX docs_parent ON docs(parent) WHERE parent IS NOT NULL;
@@ -330,6 +332,20 @@ def _twin(subject: str, merge: bool) -> int | None:
         if len(folded.split()) < 3:
             return None
     return int.from_bytes(hashlib.sha1(folded.encode()).digest()[:7], "big")
+
+
+_NOT_WORDS = re.compile(r"[\W\d_]+")
+
+
+def _digest_twin(stored: str) -> int:
+    """What the versions of one digest line share (each fold rewrites the digest, and a line
+    whose claim stands gets new citations and counts): its category and words, without its
+    citations, numbers and punctuation. Search shows one of them, the newest."""
+    _, category, line, *_ = (*stored.split(_US), "", "", "")
+    for start, end, _cite in reversed(cites_mod.cite_spans(line)):
+        line = line[:start] + " " + line[end:]
+    folded = " ".join(_NOT_WORDS.sub(" ", f"{category} {line}").lower().split())
+    return int.from_bytes(hashlib.sha1(f"\0digest {folded}".encode()).digest()[:7], "big")
 
 
 def _clean(text: str, limit: int) -> str:
@@ -586,7 +602,7 @@ class Index:
         }
         when = int(gitcmd.run_git(["log", "-1", "--format=%ct", tip, "--"], self.cwd).stdout)
         folders = [f"{layout.NOTES}/", f"{layout.SESSIONS}/", f"{layout.TOMBSTONES}/"]
-        for entry in gitcmd.ls_tree(self.cwd, tip, folders, recursive=True):
+        for entry in gitcmd.iter_tree(self.cwd, tip, folders, recursive=True):
             if not entry.is_dir:
                 yield gitcmd.Change(
                     when, tip, "A", entry.path, entry.oid, entry.path not in foreign
@@ -735,7 +751,13 @@ class Index:
         own: bool = False,
     ) -> int:
         doc_id, grp = reuse if reuse is not None else (None, None)
-        twin = _twin(text.title, merge) if kind == "note" else None
+        twin = (
+            _twin(text.title, merge)
+            if kind == "note"
+            else _digest_twin(line)
+            if kind == "digest" and line
+            else None
+        )
         batched = self._batch is not None and reuse is None and key not in self._batched
         if batched and self._batch is not None:
             doc_id = self._next_id
@@ -1055,13 +1077,17 @@ class _Query:
         hits = []
         for members in groups.values():
             # The merge names the whole pull request (its message sums the topic up): it
-            # heads its result whenever it matched, its commits listed under it.
-            members.sort(key=lambda d: not d.merge)
+            # heads its result whenever it matched, its commits listed under it. Of a digest
+            # line's versions the newest is shown, and only it.
+            members.sort(
+                key=lambda d: (not d.merge, (-d.time, -d.id) if d.kind == "digest" else (0, 0))
+            )
             head = members[0]
             holds = tuple(t.text for t in terms if head.id in t.docs)
             related = tuple(
                 Related(_cite(d), _clean(texts[d.id][0], 160), _relation(head, d))
                 for d in members[1:]
+                if d.kind != "digest"
             )
             title, _ = texts[head.id]
             snippet = snippets.get(head.id) or title

@@ -93,6 +93,33 @@ def test_sessions_and_past_digest_lines_are_indexed(repo: Repo) -> None:
     assert shown.code == 0 and "# Project memory" in shown.out
 
 
+def test_a_digest_lines_versions_are_one_result_the_newest(repo: Repo) -> None:
+    """Every fold rewrites the digest, and a line whose claim still stands comes back with new
+    citations (and counts): the index keeps each version, search shows one, the newest — not
+    the same line once per fold."""
+    for i in range(3):
+        repo.commit(f"feat: plugin registry step {i}", {f"reg{i}.py": f"{i}\n"})
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    repo.commit("feat: plugin registry lookups", {"reg9.py": "9\n"})
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    vault = resolve(repo.path).common_dir
+    folds = git(vault, "log", "--format=%h %s", "vault", "--", layout.DIGEST).splitlines()
+    assert len(folds) == 2, folds
+    versions = [
+        line
+        for rev in ("vault", "vault~1")
+        for line in (git(vault, "show", f"{rev}:{layout.DIGEST}").splitlines())
+        if line.startswith("- Recent code changes")
+    ]
+    assert len(versions) == 2 and versions[0] != versions[1], versions  # new citations
+    found = cli_in(repo, "search", "recent", "code", "changes", "--kind", "digest", "--json")
+    results = found.json("search")["results"]
+    architecture = [r for r in results if r["title"] == "Architecture"]
+    newest = git(vault, "log", "-1", "--format=%h", "--abbrev=7", "vault", "--", layout.DIGEST)
+    assert [r["id"] for r in architecture] == [f"digest:{newest}"], results
+    assert architecture[0]["related"] == []
+
+
 def test_since_and_kind_filter_on_the_items_own_date(repo: Repo) -> None:
     old = repo.commit(
         "feat: legacy importer",
