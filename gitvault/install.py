@@ -35,7 +35,7 @@ def _require_worktree(loc: Location) -> None:
 
 
 def _agent_files(vault: Vault) -> list[str]:
-    return list(parse_vault_toml(vault.read_text(layout.CONFIG)).patch_files)
+    return list(parse_vault_toml(vault.read_text(layout.CONFIG), vault.loc).patch_files)
 
 
 def _preflight(loc: Location, local: bool, chosen: list[str]) -> list[str]:

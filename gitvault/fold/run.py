@@ -142,7 +142,7 @@ class FoldOptions:
 
 def load_config(vault: Vault) -> VaultConfig:
     """vault.toml as it applies on this clone (spending and running settings: local only)."""
-    travelling = parse_vault_toml(vault.read_text(layout.CONFIG))
+    travelling = parse_vault_toml(vault.read_text(layout.CONFIG), vault.loc)
     return with_local(travelling, read_local(vault.loc.common_dir))
 
 

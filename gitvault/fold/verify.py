@@ -54,7 +54,7 @@ def ground_for(loc: Location, vault: Vault, mined: history.View) -> truth.Ground
 def _mined(loc: Location, vault: Vault) -> Iterator[history.View]:
     """The mined history at the vault's tip, brought forward by what arrived since the last
     fold or verify: what a check reads grows with what is new, not with the history."""
-    config = parse_vault_toml(vault.read_text(layout.CONFIG))
+    config = parse_vault_toml(vault.read_text(layout.CONFIG), vault.loc)
     view, _ = history.open_at_tip(loc, vault, int(config.fold_value("horizon_days")))
     with view:
         yield view
@@ -69,7 +69,7 @@ def check(loc: Location, ground: truth.Ground | None = None) -> Report:
     text = vault.read_text(layout.DIGEST, tip)
     if text is None:
         return report
-    config = parse_vault_toml(vault.read_text(layout.CONFIG))
+    config = parse_vault_toml(vault.read_text(layout.CONFIG), vault.loc)
     if ground is None:
         with _mined(loc, vault) as mined:
             return check(loc, ground_for(loc, vault, mined))

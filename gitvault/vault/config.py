@@ -17,6 +17,8 @@ from gitvault.vault import layout
 if TYPE_CHECKING:
     from typing import Any
 
+    from gitvault.resolve import Location
+
 # Why each key exists, rendered as comments into a new vault's vault.toml.
 _COMMENTS: dict[tuple[str, str], str] = {
     ("digest", "max_chars"): "the whole digest; each category is capped too, in code",
@@ -117,9 +119,10 @@ class VaultConfig:
         return tuple(self.value("patch", "files"))
 
 
-def parse_vault_toml(text: str | None) -> VaultConfig:
+def parse_vault_toml(text: str | None, loc: Location | None = None) -> VaultConfig:
     """The settings of a vault.toml (None: the defaults). Invalid TOML or a file that does not
-    match the schema is a clear error naming what is wrong."""
+    match the schema is a clear error naming what is wrong. With the clone's location, a text
+    it already found valid is not checked again (schemas.validate_text)."""
     if text is None:
         text = DEFAULT_VAULT_TOML
     try:
@@ -131,7 +134,7 @@ def parse_vault_toml(text: str | None) -> VaultConfig:
         ) from exc
     from gitvault.vault import schemas
 
-    schemas.validate("vault.schema.json", data, layout.CONFIG)
+    schemas.validate_text("vault.schema.json", data, layout.CONFIG, text.encode(), loc)
     digest = data.get("digest", {})
     cats = digest.get("categories") or layout.DEFAULTS["digest"]["categories"]
     names = [str(c["name"]).strip().lower() for c in cats]

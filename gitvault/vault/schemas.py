@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitvault.errors import GitvaultError
 from gitvault.resources import schema_path
+
+if TYPE_CHECKING:
+    from gitvault.resolve import Location
+
+VALIDATED_KEPT = 16  # texts remembered as valid (a vault.toml changes rarely)
 
 
 class SchemaError(GitvaultError):
@@ -40,3 +46,25 @@ def validate(name: str, instance: Any, what: str) -> None:
             f"{what} does not match {name}: {problems[0]}"
             + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
         )
+
+
+def validate_text(name: str, instance: Any, what: str, source: bytes, loc: Location | None) -> None:
+    """validate, for an instance parsed from `source`, skipped when this clone found that very
+    text valid against this very schema before (a digest of both, kept in the state folder).
+    A text that fails is never remembered; without a location it is always checked."""
+    if loc is None:
+        validate(name, instance, what)
+        return
+    from gitvault.vault import statedir
+
+    schema = schema_path(name).read_bytes()
+    key = hashlib.sha256(b"%d\0%s\0%s" % (len(schema), schema, source)).hexdigest()
+    held = statedir.VALIDATED_FILE.read(loc) or {}
+    known = [k for k in held.get("valid", []) if isinstance(k, str)]
+    if key in known:
+        return
+    validate(name, instance, what)
+    try:
+        statedir.VALIDATED_FILE.write(loc, {"valid": [key, *known][:VALIDATED_KEPT]})
+    except OSError:
+        pass  # a cache: the next command checks again

@@ -163,6 +163,11 @@ HANDOVERS = "handovers.json"
 # text, so forget and redact write them again from the vault as it is now.
 VIEW_PAGES = "view-pages.json"
 
+# Digests of the vault.toml texts this clone found valid against this gitvault's schema (the
+# schema's bytes are in each digest): a command that only reads the settings does not import
+# jsonschema (~60-90 ms) to check a text it already checked (vault/schemas.validate_text).
+VALIDATED = "validated.json"
+
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)
 SYNC_LOCK = "sync.lock"  # held briefly around the read-modify-write of sync's state files
@@ -202,6 +207,7 @@ FILES = (
     FOLD_LEASE,
     FOLD_LOG,
     VERIFY,
+    VALIDATED,
     MINED,
     MINED_LOCK,
     SEARCH_INDEX,
@@ -446,6 +452,7 @@ WALK_FILE = JsonFile(WALK)
 # One entry per file taken from a remote (~300 bytes): a team vault of 100k items is ~30 MB.
 ORIGINS_FILE = JsonFile(ORIGINS, feeds_recall=True, limit=256 * 1024 * 1024)
 HANDOVERS_FILE = JsonFile(HANDOVERS, feeds_recall=True)
+VALIDATED_FILE = JsonFile(VALIDATED, limit=64 * 1024)
 
 
 class JsonLog(_StateJson):

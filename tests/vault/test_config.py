@@ -3,12 +3,18 @@ narrow them; this clone's git config sets them."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gitvault.vault import layout
-from gitvault.vault.config import parse_vault_toml, with_local
+from gitvault.resolve import resolve
+from gitvault.resources import schema_path
+from gitvault.vault import layout, schemas, statedir
+from gitvault.vault.config import DEFAULT_VAULT_TOML, parse_vault_toml, with_local
+from gitvault.vault.store import Vault
+from tests.support.repos import Repo
 
 WIDER: dict[tuple[str, str], Any] = {
     ("fold", "use_api_key"): True,
@@ -89,3 +95,46 @@ def test_the_local_key_is_a_valid_git_config_name() -> None:
         assert re.fullmatch(
             r"gitvault\.[a-z]+\.[A-Za-z][A-Za-z0-9-]*", layout.local_key(section, key)
         )
+
+
+def test_a_vault_toml_found_valid_is_not_checked_again_and_an_invalid_one_always_is(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commands that read the settings (every fold, verify, install) checked vault.toml
+    against the schema each time, importing jsonschema (~60-90 ms) for a text that rarely
+    changes. A text this clone found valid, against these very schema bytes, is remembered;
+    an invalid text, an edited one or a changed schema is checked."""
+    loc = resolve(repo.path)
+    text = DEFAULT_VAULT_TOML if (held := Vault(loc).read_text(layout.CONFIG)) is None else held
+    checked: list[str] = []
+    real = schemas.validate
+
+    def counting(name: str, instance: Any, what: str) -> None:
+        checked.append(name)
+        real(name, instance, what)
+
+    monkeypatch.setattr(schemas, "validate", counting)
+    statedir.VALIDATED_FILE.path(loc).unlink(missing_ok=True)
+    first = parse_vault_toml(text, loc)
+    assert checked == ["vault.schema.json"]
+    assert parse_vault_toml(text, loc) == first and len(checked) == 1  # remembered
+    edited = text + "\n# a comment\n"
+    assert parse_vault_toml(edited, loc) == first and len(checked) == 2  # another text
+    bad = text.replace("max_chars = ", "max_chars = -", 1)
+    assert bad != text
+    for _ in range(2):
+        with pytest.raises(schemas.SchemaError):
+            parse_vault_toml(bad, loc)
+    assert len(checked) == 4  # never remembered
+    assert parse_vault_toml(text, None) == first and len(checked) == 5  # no clone: checked
+    # Another schema (a gitvault upgrade that changed it): the text is checked again.
+    changed = tmp_path / "vault.schema.json"
+    changed.write_bytes(schema_path("vault.schema.json").read_bytes() + b"\n")
+    monkeypatch.setattr(schemas, "schema_path", lambda name: changed)
+    assert parse_vault_toml(text, loc) == first and len(checked) == 6
+    # A memo file that is no file (a FIFO planted there) costs a check, never a hang.
+    monkeypatch.setattr(schemas, "schema_path", schema_path)
+    memo = statedir.VALIDATED_FILE.path(loc)
+    memo.unlink()
+    os.mkfifo(memo)
+    assert parse_vault_toml(text, loc) == first and len(checked) == 7
