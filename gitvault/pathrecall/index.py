@@ -52,7 +52,7 @@ import functools
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -607,10 +607,12 @@ class PathIndex:
         buried: dict[str, str] = {}
         if mark is None:  # a rebuild reads the tip's tree, not its history
             folders = [layout.NOTES + "/", layout.SESSIONS + "/", layout.TOMBSTONES + "/"]
-            listed = gitcmd.ls_tree(self.cwd, tip, [layout.DIGEST, *folders], recursive=True)
-            changes = [gitcmd.Change(0, tip, "A", e.path, e.oid) for e in listed if not e.is_dir]
+            listed = gitcmd.iter_tree(self.cwd, tip, [layout.DIGEST, *folders], recursive=True)
+            changes: Iterable[gitcmd.Change] = (
+                gitcmd.Change(0, tip, "A", e.path, e.oid) for e in listed if not e.is_dir
+            )
         else:
-            changes = list(gitcmd.raw_changes(self.cwd, f"{mark}..{tip}"))
+            changes = gitcmd.raw_changes(self.cwd, f"{mark}..{tip}")
         for change in changes:
             path = change.path
             if path == layout.DIGEST:
