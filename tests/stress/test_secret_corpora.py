@@ -55,6 +55,8 @@ def test_whole_real_history_is_kept(corpus: str, ceiling: int) -> None:
         "corpus_heldout3.jsonl",
         "corpus_heldout4.jsonl",
         "corpus_heldout5.jsonl",
+        "corpus_heldout9.jsonl",
+        "benign_heldout9.jsonl",
         *sorted(BENIGN_CEILINGS),
     ],
 )
