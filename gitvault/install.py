@@ -255,7 +255,12 @@ def fold_outlook(loc: Location, vault: Vault) -> list[str]:
         return out  # no commit yet
     total, recent, newest = history
     missing = total - len(noted_shas(vault))
-    if missing <= 20:
+    if missing <= 0:
+        return out
+    if missing <= 20:  # too few to cost anything worth weighing
+        out.append(
+            f"history: {missing:,} commits have no notes. `gitvault backfill --all` notes them"
+        )
         return out
     chars = missing * PROMPT_CHARS_PER_COMMIT
     per_day = int(config.fold_value("max_chars_per_day"))

@@ -341,3 +341,24 @@ def test_install_without_claude_offers_the_builtin_merger_in_one_command(
     folded = cli_in(repo, "fold")
     assert folded.code == 0, folded
     assert digest_meta_body(repo)[0]["merger"] == "builtin"
+
+
+def test_install_says_how_many_commits_a_small_history_leaves_without_notes(
+    repo: Repo, standin: StandIn
+) -> None:
+    """A few commits made before gitvault cost nothing worth weighing, but install still says
+    they have no notes and what notes them (README: "install says how many")."""
+    from tests.support.repos import fast_history
+
+    fast_history(repo, "main", 5)  # written without hooks: no notes yet
+    repo.git("reset", "-q", "--hard", "main")
+    standin.script(Step(answer='{"loggedIn": false, "authMethod": "none"}', exit=1))
+    result = cli_in(repo, "install", "--no-claude")
+    assert result.code == 0, result
+    text = " ".join((result.out + result.err).split())
+    missing = re.search(r"history: (\d+) commits have no notes\. `gitvault backfill --all`", text)
+    assert missing and 5 <= int(missing.group(1)) <= 6, text
+    assert "tokens" not in text
+    assert cli_in(repo, "backfill", "--all").code == 0
+    again = cli_in(repo, "install", "--no-claude")
+    assert "have no notes" not in again.out + again.err
