@@ -183,7 +183,9 @@ def _session_lines(found: PathFacts, mark: str = "") -> list[str]:
 
 def _latest_lines(found: PathFacts, shown: str) -> list[str]:
     rows = [c for c in found.recent if f"c:{c.sha[:7]}" not in shown]
-    return ["Latest commits:", *(f"- {_commit(c)}" for c in rows)] if rows else []
+    # The newer ones may be cited above already: what is left is then not "the latest".
+    head = "Latest commits:" if len(rows) == len(found.recent) else "Other recent commits:"
+    return [head, *(f"- {_commit(c)}" for c in rows)] if rows else []
 
 
 def with_origins(found: PathFacts, origins: origin.Origins) -> tuple[PathFacts, str]:

@@ -47,6 +47,23 @@ def test_what_the_block_says(repo: Repo) -> None:
     assert _block(repo, str(repo.path / "src" / "parser.py")) == text
 
 
+def test_commits_already_cited_above_leave_the_rest_not_called_the_latest(repo: Repo) -> None:
+    """The list of recent commits leaves out those a line above cites already; when the newer
+    ones went that way, what is left is the older rest, and the block does not call it "the
+    latest" (a newcomer read the oldest commit listed under "Latest commits")."""
+    shas = [repo.commit(f"Tune the parser, step {i}", {"parser.py": f"{i}\n"}) for i in range(5)]
+    plain = _block(repo, "parser.py")
+    assert "Latest commits:" in plain and "Other recent commits:" not in plain
+    assert cli_in(repo, "fold", "--merger", "builtin").code == 0
+    text = _block(repo, "parser.py")
+    cited = [s for s in shas if f"c:{s[:7]}" in text.split("commits:")[0]]
+    assert cited, text  # the digest's lines about it cite some of them
+    listed = text.split("commits:\n", 1)[1] if "commits:\n" in text else ""
+    assert all(f"c:{s[:7]}" not in listed for s in cited), text
+    assert any(f"c:{s[:7]}" in listed for s in shas), text  # an older rest is listed
+    assert "Latest commits:" not in text and "Other recent commits:" in text, text
+
+
 def test_nothing_when_nothing_is_known_ignored_or_turned_off(repo: Repo) -> None:
     repo.commit("Add app", {"app.py": "a\n", ".gitignore": "build/\n"})
     assert _block(repo, "app.py")
