@@ -5,8 +5,6 @@ and the foundation tests get a factory of real temporary repositories with gitva
 from __future__ import annotations
 
 import os
-import signal
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 from hypothesis import settings
 
 from tests.support.agent_hooks import AGENTS, Hooks
+from tests.support.deadline import deadline
 from tests.support.home import GIT_LOCATION_VARS, REAL_HOME, WATCHED, snapshot_real_home
 from tests.support.hook_fuzz import special_files as make_special_files
 from tests.support.memory import PARENT_API_KEY, Clock, StandIn, set_config
@@ -66,20 +65,8 @@ TEST_TIME_LIMIT = 600  # seconds; a hung test fails with a traceback instead of 
 @pytest.fixture(autouse=True)
 def time_limit() -> Iterator[None]:
     """Fail (not hang) a test that runs longer than TEST_TIME_LIMIT: SIGALRM raises in it."""
-    if threading.current_thread() is not threading.main_thread():
+    with deadline(TEST_TIME_LIMIT, "test"):
         yield
-        return
-
-    def expired(signum: int, frame: object) -> None:
-        raise TimeoutError(f"test ran longer than {TEST_TIME_LIMIT}s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(TEST_TIME_LIMIT)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture

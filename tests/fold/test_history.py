@@ -8,10 +8,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import signal
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from gitvault.notes.commits import CommitInfo, FileStat
 from gitvault.resolve import resolve
 from gitvault.vault import layout, statedir
 from gitvault.vault.store import Vault
+from tests.support.deadline import deadline
 from tests.support.repos import Repo
 
 DAY = 86_400
@@ -322,22 +321,6 @@ def test_a_rebuild_reads_the_vault_with_gits_delta_cache_bounded(
     assert all("core.deltaBaseCacheLimit=32m" in r for r in readers), readers
 
 
-@contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
-    """Fail (not hang) when the block runs longer than this."""
-
-    def late(signum: int, frame: object) -> None:
-        raise TimeoutError(f"still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, late)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def test_notes_whose_parents_loop_are_mined_and_do_not_hang_a_fold(repo: Repo) -> None:
     """A note names its commit's parents, and a hostile teammate's notes can name each other
     (a's parent b, b's parent a) or themselves: no real history can, so the depth walk and the
@@ -354,7 +337,7 @@ def test_notes_whose_parents_loop_are_mined_and_do_not_hang_a_fold(repo: Repo) -
         note("s", "Add s", ["s.py"], START + 11, ["s", "h2"]),
     ]
     add(mined.vault, *honest, *looping)
-    with _deadline(30):
+    with deadline(30):  # a loop grows its stack fast: the suite's 600 s would exhaust memory
         why, built = mined.forward()
         assert why == "no mined history yet"
         add(
