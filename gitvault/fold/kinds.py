@@ -85,7 +85,11 @@ def _is_changelog(parts: list[str]) -> bool:
 
 def changelog_key(path: str) -> str:
     """What a changelog file is counted as: itself at the top level, else its area."""
-    return path if "/" not in path or area(path) == path else area(path)
+    return _changelog_key(path, area(path))
+
+
+def _changelog_key(path: str, where: str) -> str:
+    return path if "/" not in path or where == path else where
 
 
 def is_doc(path: str) -> bool:
@@ -141,7 +145,7 @@ def classify(path: str) -> PathKind:
     code = not (test or changelog or _is_doc(parts)) and (
         len(parts) > 1 or not _NOT_CODE.match(path)
     )
-    companion = (path if len(parts) == 1 or where == path else where) if changelog else ""
+    companion = _changelog_key(path, where) if changelog else ""
     return PathKind(test, changelog, code, where, companion)
 
 
