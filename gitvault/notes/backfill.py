@@ -60,22 +60,39 @@ def backfill(
     have = noted_shas(vault)
     args = rev_args(vault, branch=branch, all_branches=all_branches, since=since)
     where = loc.common_dir if branch or all_branches else (loc.workdir or loc.common_dir)
+    cwd = loc.workdir or loc.common_dir
     total = int(gitcmd.run_git(["rev-list", "--count", *args, "--"], where).stdout.strip() or 0)
     result = BackfillResult()
+
+    labels: dict[str, str | None] = {}  # the branch of each commit listed and not yet read
 
     def todo() -> Iterator[str]:
         """The commits to note, oldest first, as git lists them (never held whole: 1.3 M
         commits' list is ~200 MB of Python strings); one already noted is counted, not asked
-        of git again (a resumed backfill)."""
-        with gitcmd.stream_git(["rev-list", "--reverse", *args, "--"], where) as out:
-            rest = b""
-            for chunk in out:
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop()
-                yield from _unnoted(lines, have, result)
-            yield from _unnoted([rest], have, result)
-            if (ended := out.finish()).returncode != 0:
-                raise gitcmd.GitError(f"git rev-list failed: {gitcmd.tail(ended.stderr)}")
+        of git again (a resumed backfill). Every branch: the current branch's commits first,
+        under its name, then each other branch's own commits under the branch git reached
+        them from (`--source`), so that no note is left without a branch."""
+        passes: list[tuple[list[str], str | None]] = [(args, label)]
+        if all_branches:
+            current = _current_branch(loc)
+            head = (gitcmd.ref_exists(cwd, "HEAD^{commit}") or "") if current else ""
+            rest = [*args, f"^{head}"] if head else args
+            since_args = [f"--since={since}"] if since else []
+            passes = [([*since_args, head], current)] if head else []
+            passes.append((["--source", "--format=%H %S", *rest], None))
+        for listing, named in passes:
+            sourced = listing[0] == "--source"
+            command = ["log" if sourced else "rev-list", "--reverse", *listing, "--"]
+            with gitcmd.stream_git(command, where) as out:
+                tail = b""
+                for chunk in out:
+                    lines = (tail + chunk).split(b"\n")
+                    tail = lines.pop()
+                    yield from _unnoted(lines, have, result, labels, named, sourced)
+                yield from _unnoted([tail], have, result, labels, named, sourced)
+                if (ended := out.finish()).returncode != 0:
+                    what = command[0]
+                    raise gitcmd.GitError(f"git {what} failed: {gitcmd.tail(ended.stderr)}")
 
     batch: list[Write] = []
     skip = already_written(vault)
@@ -88,15 +105,15 @@ def backfill(
         if progress:
             progress(result.considered, total)
 
-    cwd = loc.workdir or loc.common_dir
     for info in read_listed(cwd, todo()):
         result.considered += 1
+        named = labels.pop(info.sha, label)
         try:  # validated exactly as the drainer validates; a bad commit is set aside
             batch.append(
-                render.note_write(info, render.NoteContext(branch=label, source="backfill"))
+                render.note_write(info, render.NoteContext(branch=named, source="backfill"))
             )
         except Exception as exc:  # noqa: BLE001 - one bad commit never stops a backfill
-            line = Entry("commit", info.sha, label, None, None).line()
+            line = Entry("commit", info.sha, named, None, None).line()
             quarantine.set_aside(statedir.ensure(loc), line, f"{type(exc).__name__}: {exc}")
             result.set_aside += 1
             continue
@@ -110,13 +127,22 @@ def backfill(
     return result
 
 
-def _unnoted(lines: list[bytes], have: set[str], result: BackfillResult) -> Iterator[str]:
+def _unnoted(
+    lines: list[bytes],
+    have: set[str],
+    result: BackfillResult,
+    labels: dict[str, str | None],
+    named: str | None,
+    sourced: bool,
+) -> Iterator[str]:
     for line in lines:
-        sha = line.strip().decode("ascii", "replace")
+        text = line.strip().decode("utf-8", "replace")
+        sha, _, source = text.partition(" ") if sourced else (text, "", "")
         if sha in have:
             result.considered += 1
             result.already += 1
         elif sha:
+            labels[sha] = (source.removeprefix("refs/heads/") or None) if sourced else named
             yield sha
 
 

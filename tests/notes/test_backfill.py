@@ -77,6 +77,29 @@ def test_backfill_branch_and_all(repo_factory) -> None:
     assert not vault_commits & noted
 
 
+def test_backfill_all_gives_every_note_the_branch_it_is_on(repo_factory) -> None:
+    """A note with no branch made the digest split one branch's history into "On main" and
+    "Across branches": `--all` names the current branch for its history (shared commits
+    included) and each other branch for the commits only it has."""
+    repo: Repo = repo_factory(install=False)
+    base = repo.head()
+    main = fast_history(repo, "main", 3, start=base, prefix="mn")
+    side = fast_history(repo, "side", 2, start=main[1], prefix="sd")
+    later = fast_history(repo, "later", 2, start=main[-1], prefix="lt", base_time=1_700_000_600)
+    assert repo.gv("install", "--no-claude").code == 0
+    result = repo.gv("backfill", "--all")
+    assert result.code == 0, result
+    assert "8 notes written" in result.out
+    branches = {sha: validate_note(repo.note(sha) or "")["branch"] for sha in repo.note_paths()}
+    assert {sha: branches[sha] for sha in [base, *main]} == dict.fromkeys([base, *main], "main")
+    assert {sha: branches[sha] for sha in side} == dict.fromkeys(side, "side")
+    assert {sha: branches[sha] for sha in later} == dict.fromkeys(later, "later")
+    assert repo.gv("fold", "--merger", "builtin").code == 0
+    state = repo.git("show", "vault:_master.md").split("## State")[1]
+    assert "On main" in state
+    assert "Across branches" not in state
+
+
 def test_backfill_is_resumable(repo_factory, monkeypatch: pytest.MonkeyPatch) -> None:
     repo: Repo = repo_factory(install=False)
     history = fast_history(repo, "main", 40)
