@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 from prefilter import notes  # noqa: E402
 
 CORPORA = [
-    f"corpus{suffix}.jsonl" for suffix in ("", "_heldout", *(f"_heldout{n}" for n in range(2, 8)))
+    f"corpus{suffix}.jsonl" for suffix in ("", "_heldout", *(f"_heldout{n}" for n in range(2, 10)))
 ]
 BENIGN = (
     "benign.jsonl",
@@ -44,6 +44,8 @@ BENIGN = (
     "benign_paths.jsonl",
     "benign_heldout6.jsonl",
     "benign_heldout7.jsonl",
+    "benign_heldout8.jsonl",
+    "benign_heldout9.jsonl",
     "benign_translations.jsonl",
 )
 Scrub = Callable[[str], tuple[str, list[object]]]

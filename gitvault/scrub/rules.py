@@ -242,6 +242,10 @@ kind                             what is redacted
                                  пароль, şifre, 密码, パスワード, 비밀번호 … (a few letters of
                                  inflection allowed: lösenordet) and their words for "is"; the
                                  strict value test, and no letter outside ASCII in the value
+``said_password``                a password said in a sentence whose "is" is not English or not
+                                 there (``password SSH server sekarang …``, ``rotated; new one
+                                 is …``): the first token of the rest of the line that is made as
+                                 passwords are, or a passphrase (words, a symbol, a number)
 ``escaped_secret``               a line holding escaped text (JSON or C ``\\"`` ``\\uXXXX``, HTML
                                  ``&quot;`` ``&#77;``) unescaped and searched by these rules;
                                  what holds each secret is redacted
@@ -808,7 +812,11 @@ _PASSWORD_WORDS = (
     # words that inflect (lösenordet, passordet, hasła, пароля, şifresi): a few letters more
     r"(?:passwort|kennwort|mot\s+de\s+passe|contrase[\u00f1n]a|clave|senha|wachtwoord"
     r"|l[\u00f6o]senord|passord|adgangskode|salasana|has[\u0142l]|heslo|jelsz[\u00f3oa]"
-    r"|parol[a\u0103]|\u043f\u0430\u0440\u043e\u043b|[\u015fs]ifre|\u03ba\u03c9\u03b4\u03b9\u03ba"
+    r"|paro+l|salas\u00f5n|pasfhocal|fjal\u00ebkalim|pasvort|passwuert|iphasiwed|kalmar\s+sirri"
+    r"|\u049b\u04b1\u043f\u0438\u044f\s+\u0441\u04e9\u0437|\u043d\u0443\u0443\u0446\s+\u04af\u0433"
+    r"|\u0441\u044b\u0440\u0441\u04e9\u0437|\u6697\u8a3c\u756a\u53f7"
+    r"|\u0c2a\u0c3e\u0c38\u0c4d\u200c?\u0c35\u0c30\u0c4d\u0c21\u0c4d|\u0caa\u0cbe\u0cb8\u0ccd\u200c?\u0cb5\u0cb0\u0ccd\u0ca1\u0ccd"
+    r"|\u0d2a\u0d3e\u0d38\u0d4d\u200c?\u0d35\u0d47\u0d21\u0d4d|\u043f\u0430\u0440\u043e\u043b|[\u015fs]ifre|\u03ba\u03c9\u03b4\u03b9\u03ba"
     r"|m[\u1eada]t\s+kh[\u1ea9a]u|kata\s+sandi|kata\s+laluan|contrasenya|contrasinal|pasahitz"
     r"|nenosiri|lozink|\u043b\u043e\u0437\u0438\u043d\u043a|geslo|slapta\u017eod|lykilor"
     r"|cyfrinair|wagwoord|[\u015fs]ifr\u0259)[^\W\d_]{0,5}"
@@ -888,6 +896,21 @@ _PASSWORD_LITERALS = (
         "\u12e8\u12ed\u1208\u134d",
         "\u05e1\u05d9\u05e1\u05de\u05d0",
         "kata sandi",
+        "parool",
+        "salas\u00f5n",
+        "pasfhocal",
+        "fjal\u00ebkalim",
+        "pasvort",
+        "passwuert",
+        "iphasiwed",
+        "kalmar sirri",
+        "\u049b\u04b1\u043f\u0438\u044f",
+        "\u043d\u0443\u0443\u0446",
+        "\u0441\u044b\u0440\u0441\u04e9\u0437",
+        "\u6697\u8a3c\u756a\u53f7",
+        "\u0c2a\u0c3e\u0c38\u0c4d",
+        "\u0caa\u0cbe\u0cb8\u0ccd",
+        "\u0d2a\u0d3e\u0d38\u0d4d",
         "\u0e23\u0e2b\u0e31\u0e2a\u0e1c\u0e48\u0e32\u0e19",
         "\u092a\u093e\u0938\u0935\u0930\u094d\u0921",
     ),
@@ -926,11 +949,42 @@ def _prose(match: re.Match[str]) -> Span | None:
         _word_before(match.string, match.start("word")) in _NOT_SECRET_KEYS
     ):
         return None  # ``cache key: …``
-    if looks_like_value(match["secret"], strict=True):
+    if looks_like_value(match["secret"], strict=True) or passphrase(match["secret"]):
         return match.span("secret")
     near = _NEXT_VALUE.match(match.string, match.end("word"))
     if near and near.start(1) < match.start("secret") and looks_like_value(near[1], strict=True):
         return near.span(1)
+    return None
+
+
+def _said_password(match: re.Match[str]) -> Span | None:
+    """A word for a password in an English sentence whose "is" is not English or not there
+    (``la pass es …``, ``password SSH server staging sekarang …``, ``new one is … .``): the
+    first token of the rest of the line, within reach, made as passwords are (as for a word in
+    another language)."""
+    text, end = match.string, match.end("word")
+    if not text[end : end + 1].isspace() or text[end:].lstrip(" \t")[:1] in ("=", ":", "-"):
+        return None  # an assignment, a key, a flag: the rules that read those decide
+    return _line_scan(text, end)
+
+
+_QUERY_PAIR = lazyre.compile(r"&[\w-]+=")
+_HOSTNAME = lazyre.compile(r"[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}(?::\d+)?|\d+(?:\.\d+){3}(?::\d+)?")
+
+
+def _line_scan(text: str, end: int) -> Span | None:
+    stop = min(len(text), end + FOREIGN_REACH)
+    line_end = text.find("\n", end, stop)
+    stop = stop if line_end < 0 else line_end
+    for token in _LINE_TOKEN.finditer(text, end, stop):
+        value = token.group().rstrip(".:!?\u3002\u060c\u0964")  # a sentence's end, not the value's
+        if text.startswith("(", token.end()) or _QUERY_PAIR.search(value):
+            continue  # a call (``argon2.hash(password)``), a query (``email&page=2``)
+        if _HOSTNAME.fullmatch(value.lstrip("=:@")):
+            continue  # a host (``mysql-ro.acme.internal:3306``)
+        start = token.start() + len(value) - len(value := value.lstrip("=:"))  # ``=`` is not it
+        if _scanned_value(value):
+            return start, start + len(value)
     return None
 
 
@@ -946,27 +1000,58 @@ def _foreign_prose(match: re.Match[str]) -> Span | None:
     تست <value> است``: Persian puts "is" last; Swahili ``ni``, Bengali ``হল``)."""
     text, end = match.string, match.end("word")
     tail = _FOREIGN_TAIL.match(text, end)
-    if tail is not None and looks_like_value(tail["secret"], strict=True):
+    if tail is not None and (
+        looks_like_value(tail["secret"], strict=True) or passphrase(tail["secret"].rstrip(".!?"))
+    ):
         return tail.span("secret")
-    stop = min(len(text), end + FOREIGN_REACH)
-    line_end = text.find("\n", end, stop)
-    stop = stop if line_end < 0 else line_end
-    for token in _LINE_TOKEN.finditer(text, end, stop):
-        value = token.group().rstrip(".:!?\u3002\u060c\u0964")  # a sentence's end, not the value's
-        if _scanned_value(value):
-            return token.start(), token.start() + len(value)
-    return None
+    return _line_scan(text, end)
 
 
 def _scanned_value(value: str) -> bool:
     """A token met on the way, not where "is" points: a password by the strict test, and
     made as passwords are, not as names and words are (``1Password``, ``SOCKSv5-protokollen``,
-    ``ISO-8859-1``, ``%.4s``, an escaped ``\\u00fc``)."""
+    ``ISO-8859-1``, ``%.4s``, an escaped ``\\u00fc``), or a passphrase (``river+falcon1971``)."""
+    if passphrase(value):
+        return True
     if not looks_like_value(value, strict=True) or "%" in value or "\\" in value:
         return False
     if not any("a" <= c <= "z" for c in value):
         return False
     return sum(len(w) for w in _LONG_WORD.findall(value)) <= len(value) * 0.35
+
+
+# a password made of words, as people and generators make them to remember: words (or words
+# with letters swapped for digits: ``54ffr0n``) joined by a symbol, with a number in it
+# (``saffron~river999``, ``ostrich-falcon-walnut-walnut-9``, ``harbor_ember352``, ``N1mbu5*1``)
+_PASSPHRASE = lazyre.compile(r"[A-Za-z0-9]{2,}(?:[-_~+.*!@#$&][A-Za-z0-9]{1,}){1,7}[-_~+.*!@#$&]?")
+_HUMPED = lazyre.compile(r"[a-z][A-Z]")  # a name in camel case (``Argon2PasswordHasher``)
+# what ends a host's or a file's name: ``.com``, ``.internal``, ``.zip``, ``.7z``, ``.mp3``
+_NAME_END = lazyre.compile(r"\.(?:[A-Za-z]+|[A-Za-z][A-Za-z0-9]{0,3}|\d[A-Za-z]{1,3})$")
+_ACRONYM_VERSION = lazyre.compile(r"[A-Z]{2,}[a-z]?\d")  # ``SOCKSv5``, ``IPv6``, ``HTTP2``, ``MP3``
+_PASSPHRASE_NOT = lazyre.compile(r"v?\d+(?:[._-]\w+)*|[\w-]*\d+\.\d+[\w.-]*")  # a version
+# a platform, an encoding, a standard, a toolchain: a part of a name, never of a password
+_PASSPHRASE_NAMES = lazyre.compile(
+    r"(?i)(?<![a-z])(?:x86|amd64|arm64|aarch64|i[36]86|utf|iso|sha|md5|rfc|cve|ghsa|pep|python"
+    r"|py|node|java|jdk|gcc|clang|llvm|win|ubuntu|debian|lts)(?![a-z])"
+)
+
+
+def passphrase(value: str) -> bool:
+    """A password of words and a number joined by symbols, where a secret word points: 8 to
+    64 characters, letters and a digit, never only a version, a platform or a standard's name
+    (``v2.1.0``, ``x86_64-linux``, ``utf-8``, ``CVE-2024-1234``, ``SOCKSv5-protocol``), a name
+    in snake or kebab case without a digit, or a date."""
+    if not 8 <= len(value) <= 64 or not _PASSPHRASE.fullmatch(value):
+        return False
+    if not _DIGIT.search(value) or not _LETTER.search(value) or _PASSPHRASE_NOT.fullmatch(value):
+        return False
+    if _ACRONYM_VERSION.search(value) or _PASSPHRASE_NAMES.search(value) or _HUMPED.search(value):
+        return False
+    if _NAME_END.search(value):
+        return False
+    if _NOT_PROSE_VALUE.fullmatch(value) or value.lower() in _PLACEHOLDER_WORDS:
+        return False
+    return sum(c.isalpha() for c in value) >= 3
 
 
 _LONG_WORD = lazyre.compile(r"[A-Z]?[a-z]{6,}")  # a word (``Password``), not ``Marble``
@@ -2772,6 +2857,14 @@ RULES: tuple[Rule, ...] = (
         ("pass", "pw", "secret", "key", "token", "cred"),
         folded=True,
         span_of=_prose,
+        reach=LINES,
+    ),
+    Rule(
+        "said_password",
+        _rx(r"(?i)(?<![a-z0-9])(?P<word>pass(?:word|wd|phrase)|pwd)(?![a-z])"),
+        ("pass", "pwd"),
+        folded=True,
+        span_of=_said_password,
         reach=LINES,
     ),
     Rule(
