@@ -71,6 +71,17 @@ kind                             what is redacted
 ``airtable_token``               ``pat`` + 14 + ``.`` + 64 hex personal access tokens
 ``braintree_access_token``       ``access_token$production|sandbox$<16>$<32 hex>``
 ``age_secret_key``               ``AGE-SECRET-KEY-1…``
+``resend_api_key``               ``re_`` + 8 + ``_`` + 24 alphanumerics (upper, lower and digit)
+``bitlocker_recovery_key``       eight groups of six digits, in a text that says recovery or
+                                 BitLocker
+``solana_keypair``               a JSON array of 64 numbers (a keypair file's bytes), in a text
+                                 that names a key, a wallet or a secret
+``seed_phrase``                  12 or more words in a row from BIP-39's list of 2,048 (trezor's
+                                 ``mnemonic``), in a text naming a seed, wallet, phrase or backup
+``totp_seed``                    base32 typed in groups of four (``mzxw 6ytb …``), six or more
+                                 groups, three holding a digit, in a text naming 2FA / TOTP / MFA
+``recovery_code``                each line of a list of codes (``7c2e1-9a4b0``, ``1234 5678``)
+                                 with a digit, in a text naming recovery, backup or scratch codes
 ``databricks_token``             ``dapi`` + 32 hex
 ``new_relic_key``                ``NRAK-`` ``NRII-`` keys, ``…NRAL`` license keys
 ``sentry_token``                 ``sntrys_`` / ``sntryu_`` auth tokens
@@ -154,6 +165,18 @@ kind                             what is redacted
 ``htpasswd_password``            ``htpasswd -b … <file> <user> <password>``
 ``rabbitmq_password``            ``rabbitmqctl add_user|change_password <user> <password>``
 ``sql_password``                 ``[WITH] PASSWORD '…'``, ``PASSWORD = '…'``, ``IDENTIFIED BY '…'``
+                                 (``N'…'`` too)
+``sql_setting_value``            ``SET value = '…' WHERE key = '<secret name>'``, ``VALUES
+                                 ('<secret name>', '…')``: a value stored under a secret's name
+``numeric_code``                 the digits after PIN, PUK, passcode, door / alarm / gate /
+                                 installer / master / access … code (``PUK 90817263``)
+``pgpass_line``                  the last field of a ``.pgpass`` line
+                                 (``host:port:database:user:password``)
+``net_use_password``             ``net use`` 's password after the share or ``/user:…``
+``snmp_community``               an SNMP community (``snmp-server community …``,
+                                 ``rocommunity …``), not ``public`` / ``private``
+``irc_password``                 ``/oper name …``, ``/msg NickServ IDENTIFY …``, ``/pass …``
+``token_flag_uuid``              a UUID after ``-t`` (an uploader's token: ``codecov -t …``)
 ``azure_devops_pat``             52 base32 characters after ``ado`` / ``azure devops`` / ``pat``
                                  and ``:`` or ``=``
 ``aws_secret_access_key``        40 base64 characters with a ``/`` or ``+`` (the shape of an AWS
@@ -234,6 +257,8 @@ kind                             what is redacted
                                  credentials download)
 ``user_slash_password``          ``login …: user / password``, ``creds -> user / password``,
                                  ``the login … is user / password``
+``slashed_login``                with no such word: a login name and a value made as passwords
+                                 are (``qa-admin / W4lnut_1``, ``admin@acme.dev / ~1uq…``)
 ``prose_secret``                 a value after password, passphrase, pw, pwd, secret, secret key,
                                  api key, token, key, creds or credentials in prose (``the admin
                                  password is …``, ``pass to …``, ``token: …``); strict value test
@@ -426,6 +451,7 @@ _NOT_PROSE_VALUE = lazyre.compile(
     r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.-]+@[\w.-]+|\S*://\S*"
     r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
     r"|\d{4}-\d{2}-\d{2}[\w.:+-]*"  # a date, a date-led name (a session's slug: 2026-12-01-…)
+    r"|[a-z_]\w*(?:\.[a-z_]\w*)+\.[A-Z]\w*"  # a class's full name (``django.….Argon2Hasher``)
 )
 # in a value said in prose: a letter outside ASCII (a word of the sentence's language), or a
 # line break escaped as ``%0A`` (gnupg's messages): text, not a password
@@ -980,8 +1006,10 @@ def _line_scan(text: str, end: int) -> Span | None:
         value = token.group().rstrip(".:!?\u3002\u060c\u0964")  # a sentence's end, not the value's
         if text.startswith("(", token.end()) or _QUERY_PAIR.search(value):
             continue  # a call (``argon2.hash(password)``), a query (``email&page=2``)
-        if _HOSTNAME.fullmatch(value.lstrip("=:@")):
-            continue  # a host (``mysql-ro.acme.internal:3306``)
+        if _HOSTNAME.fullmatch(value.lstrip("=:@")) or _PASSPHRASE_NOT.fullmatch(value):
+            continue  # a host (``mysql-ro.acme.internal:3306``), a version (``OAuth2.0``)
+        if _PASSPHRASE_NAMES.search(value):
+            continue  # an encoding, a platform (``iso-8859-1``)
         start = token.start() + len(value) - len(value := value.lstrip("=:"))  # ``=`` is not it
         if _scanned_value(value):
             return start, start + len(value)
@@ -1024,6 +1052,8 @@ def _scanned_value(value: str) -> bool:
 # with letters swapped for digits: ``54ffr0n``) joined by a symbol, with a number in it
 # (``saffron~river999``, ``ostrich-falcon-walnut-walnut-9``, ``harbor_ember352``, ``N1mbu5*1``)
 _PASSPHRASE = lazyre.compile(r"[A-Za-z0-9]{2,}(?:[-_~+.*!@#$&][A-Za-z0-9]{1,}){1,7}[-_~+.*!@#$&]?")
+_NUMBERED_NAME = lazyre.compile(r"[a-z]+(?:_[a-z]+)*_\d+")  # ``remote_get_1``: a function's
+_NON_UNDERSCORE = lazyre.compile(r"[-~+.*!@#$&]")
 _HUMPED = lazyre.compile(r"[a-z][A-Z]")  # a name in camel case (``Argon2PasswordHasher``)
 # what ends a host's or a file's name: ``.com``, ``.internal``, ``.zip``, ``.7z``, ``.mp3``
 _NAME_END = lazyre.compile(r"\.(?:[A-Za-z]+|[A-Za-z][A-Za-z0-9]{0,3}|\d[A-Za-z]{1,3})$")
@@ -1047,11 +1077,13 @@ def passphrase(value: str) -> bool:
         return False
     if _ACRONYM_VERSION.search(value) or _PASSPHRASE_NAMES.search(value) or _HUMPED.search(value):
         return False
-    if _NAME_END.search(value):
+    if _NAME_END.search(value) or _NUMBERED_NAME.fullmatch(value):
         return False
+    if "_" in value and not _NON_UNDERSCORE.search(value) and not value[-1].isdigit():
+        return False  # ``tr2tls_thread_main``: a name in snake case, not ended by a number
     if _NOT_PROSE_VALUE.fullmatch(value) or value.lower() in _PLACEHOLDER_WORDS:
         return False
-    return sum(c.isalpha() for c in value) >= 3
+    return sum(c.isalpha() for c in value) >= 3 and any("a" <= c <= "z" for c in value)
 
 
 _LONG_WORD = lazyre.compile(r"[A-Z]?[a-z]{6,}")  # a word (``Password``), not ``Marble``
@@ -1068,6 +1100,45 @@ def _user_password(match: re.Match[str]) -> Span | None:
     user = match["user"]
     ok = looks_random(user) or _HEXISH.fullmatch(user) or looks_like_value(user, strict=True)
     return match.span("user") if ok else None
+
+
+_USER_NAME = lazyre.compile(r"[A-Za-z][\w.+-]*(?:@[\w.-]+)?")
+
+
+def _slashed_pair(match: re.Match[str]) -> Span | None:
+    """``admin@acme.dev / ~1uqQ4Gh7IeGT``, ``qa-admin / W4lnut_1``, ```sales-demo` / `…```: a
+    user and a password told together, with no word for either; the user reads as a login
+    name, the password is made as passwords are (strict test, or a passphrase)."""
+    user, value = match["user"], match["secret"].rstrip(".:!?`'\"")
+    if not _USER_NAME.fullmatch(user) or _NOT_PROSE_VALUE.fullmatch(user.split("@")[0]):
+        return None
+    if not any("a" <= c <= "z" for c in user):
+        return None  # an advisory, a ticket (``CVE-2025-9820 / GNUTLS-SA-…``)
+    if not (_scanned_value(value) and not _NOT_PROSE_VALUE.fullmatch(value)):
+        return None
+    if _PASSPHRASE_NAMES.search(value):
+        return None  # ``'latin1' / 'iso-8859-1'``: two names of one thing
+    start = match.start("secret")
+    return start, start + len(value)
+
+
+def _community(match: re.Match[str]) -> Span | None:
+    """An SNMP community (its password): not the well-known defaults, not a placeholder."""
+    value = match["secret"]
+    if value.lower() in ("public", "private") or not looks_like_value(value, words=True):
+        return None
+    return match.span("secret")
+
+
+def _sql_setting(match: re.Match[str]) -> Span | None:
+    """``UPDATE settings SET value = '…' WHERE key = 'smtp.password'``, ``INSERT … VALUES
+    ('smtp.password', '…')``: a value stored under a secret's name."""
+    name, group = (
+        (match["name"], "secret") if match["name"] is not None else (match["vname"], "vsecret")
+    )
+    if not is_secret_name(name) or not looks_like_value(match[group], words=True):
+        return None
+    return match.span(group)
 
 
 def _basic(match: re.Match[str]) -> Span | None:
@@ -1240,7 +1311,7 @@ def _names_itself(name: str, value: str) -> bool:
 _ASSIGN_TAIL = (
     r"[A-Za-z_][\w.-]*+)(?:\*\*)?['\"]?\]?[ \t]*(?P<op>:=|=>|=|:)"
     r"(?:\*\*)?[ \t]*"
-    r"(?:(?:[bBrRuU]{1,2}(?=['\"]))?(?P<q>['\"])(?P<qv>[^'\"\n]+)(?P=q)"
+    r"(?:(?:[bBrRuU]{1,2}(?=['\"]))?(?P<q>['\"])(?:(?P=q){2})?(?P<qv>[^'\"\n]+)(?P=q)"
     r"|(?P<v><[^<>\n]*>|[^\s'\",;}{)\]]+))"
 )
 _ASSIGN = lazyre.compile(r"(?P<name>(?<![\w.-])" + _ASSIGN_TAIL)
@@ -1428,6 +1499,9 @@ _QUERY_NAMES = frozenset(
         "auth",
         "sig",
         "signature",
+        "appid",
+        "app_key",
+        "appkey",
         "code",
     }
 )
@@ -1867,8 +1941,8 @@ def _credential_call(match: re.Match[str]) -> Span | None:
     """``NetworkCredential("user", "…")``, ``getConnection(url, "user", "…")``,
     ``smtp.PlainAuth("", "me@x", "…", host)``, ``auth=("user", "…")``: in a call that logs in,
     the string after the first one naming a user (hosts, URLs and empty strings skipped)."""
-    args = match["args"]
-    offset = match.start("args")
+    group = "args" if match["args"] is not None else "bare"
+    args, offset = match[group], match.start(group)
     user = False
     for at, piece in _arguments(args):
         stripped = piece.strip()
@@ -2097,6 +2171,63 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 # a token glued to the word before it is not a token (``disk-…``, ``my_ghp_…``); after ``-`` or
 # ``.`` it may be (a file name: ``token-ghs_….json``), when the piece before it is short
 _GLUED = lazyre.compile(r"\w|(?<=[A-Za-z0-9]{9})-")
+
+
+def _mixed_token(match: re.Match[str]) -> Span | None:
+    """A vendor's token whose prefix is also a word of code (``re_``): upper, lower and digit."""
+    value = match["secret"]
+    return match.span("secret") if all(c.search(value) for c in _CLASSES[:3]) else None
+
+
+def _bip39_words() -> frozenset[str]:
+    from mnemonic import Mnemonic  # the reference implementation's word list (trezor)
+
+    return frozenset(Mnemonic("english").wordlist)
+
+
+_BIP39: list[frozenset[str]] = []
+
+
+def _seed_phrase(match: re.Match[str]) -> Span | None:
+    """A wallet's recovery phrase: 12 or more words in a row, each from BIP-39's list of 2,048
+    (prose never holds twelve of them in a row: "the", "of", "is" are not in it)."""
+    if not _BIP39:
+        _BIP39.append(_bip39_words())
+    words = _BIP39[0]
+    run_start = run_end = -1
+    count = 0
+    for word in _SEED_WORD.finditer(match.group()):
+        if word.group() in words:
+            if count == 0:
+                run_start = word.start()
+            count += 1
+            run_end = word.end()
+            if count >= 12:
+                continue
+        else:
+            if count >= 12:
+                break
+            count = 0
+    if count < 12:
+        return None
+    return match.start() + run_start, match.start() + run_end
+
+
+_SEED_WORD = lazyre.compile(r"[a-z]+")
+_TOTP_GROUP = lazyre.compile(r"[A-Za-z2-7]{4}")
+
+
+def _grouped_base32(match: re.Match[str]) -> Span | None:
+    """A TOTP seed typed by hand (``imx3 sffb 7dhi …``): base32 in groups of four, several of
+    them holding one of base32's digits (words of four letters hold none)."""
+    groups = _TOTP_GROUP.findall(match.group())
+    with_digit = sum(1 for g in groups if _DIGIT.search(g))
+    return match.span() if len(groups) >= 6 and with_digit >= 3 else None
+
+
+def _code_line(match: re.Match[str]) -> Span | None:
+    """One of a list of recovery codes (``4f8e7-5a8c8``, ``1234 5678``): a digit in it."""
+    return match.span("secret") if _DIGIT.search(match["secret"]) else None
 
 
 def _provider(
@@ -2333,6 +2464,75 @@ RULES: tuple[Rule, ...] = (
         "AGE-SECRET-KEY-1",
         after=None,
     ),
+    _provider(
+        "resend_api_key",
+        r"(?P<secret>re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24})" + _E,
+        "re_",
+        span_of=_mixed_token,
+    ),
+    Rule(
+        "bitlocker_recovery_key",
+        _rx(r"(?<![\d-])(?P<secret>\d{6}(?:-\d{6}){7})(?![\d-])"),
+        ("-",),
+        context=("recovery", "bitlocker"),
+    ),
+    Rule(
+        "solana_keypair",
+        _rx(r"\[(?P<secret>(?:[ \t\r\n]*\d{1,3}[ \t\r\n]*,){63}[ \t\r\n]*\d{1,3})[ \t\r\n]*\]"),
+        (",",),
+        reach=TEXT,
+        context=("solana", "keypair", "wallet", "secret", "private", "key"),
+    ),
+    Rule(
+        "seed_phrase",
+        _rx(r"(?<![a-z])(?:[a-z]{3,8}[ \t,]+(?:\d{1,2}[.)][ \t]*)?){11,}[a-z]{3,8}"),
+        (" ",),
+        context=(
+            "seed",
+            "mnemonic",
+            "wallet",
+            "phrase",
+            "recovery",
+            "bip39",
+            "bip-39",
+            "backup",
+            "metamask",
+            "ledger",
+            "trezor",
+            "phantom",
+            "keystore",
+            "words",
+        ),
+        span_of=_seed_phrase,
+    ),
+    Rule(
+        "totp_seed",
+        _rx(r"(?<![\w-])[A-Za-z2-7]{4}(?:[ \t][A-Za-z2-7]{4}){5,15}(?![\w-])"),
+        (" ",),
+        context=("2fa", "totp", "otp", "authenticator", "mfa", "two-factor", "manual", "setup key"),
+        span_of=_grouped_base32,
+    ),
+    Rule(
+        "recovery_code",
+        _rx(
+            r"\n[ \t]*(?:[-*\u2022]|\d{1,2}[.)])?[ \t]*(?P<secret>[0-9a-z]{4,6}-[0-9a-z]{4,6}"
+            r"|\d{4}[ -]\d{4}|[0-9a-z]{8,12})[ \t]*(?=\r?\n|$)"
+        ),
+        ("\n",),
+        context=("recovery code", "backup code", "recovery-code", "backup-code", "scratch code"),
+        span_of=_code_line,
+    ),
+    Rule(
+        "numeric_code",
+        _rx(
+            r"(?i)\b(?:(?-i:PUK2?|PIN)|pin[ \t-]?code|passcode|(?:door|alarm|installer|master"
+            r"|gate|access|entry|safe|lock|keypad|garage|building|panel|admin)[ \t-]?code)\b"
+            r"[^\n\d]{0,40}?(?<![\w.#-])(?P<secret>\d{4,12})(?![\w-]|\.\d)"
+        ),
+        ("puk", "pin", "passcode", "code"),
+        folded=True,
+        reach=LINES,
+    ),
     _provider("databricks_token", r"(?P<secret>dapi[a-f0-9]{32}(?:-\d)?)" + _E, "dapi"),
     _provider(
         "new_relic_key",
@@ -2531,12 +2731,13 @@ RULES: tuple[Rule, ...] = (
         "user_colon_password",
         _rx(
             r"(?:\bcurl\b[^\n]*?\s(?:-[A-Za-z]*u|--user|--proxy-user)|\bClient\("
-            r"|(?<![\w-])--?(?:auth|basic-auth|http-user|creds|credentials))"
+            r"|(?<![\w-])--?(?:auth|basic-auth|http-user|creds|credentials)"
+            r"|\bstats[ \t]+auth|\bCURLOPT_(?:PROXY)?USERPWD[ \t]*,)"
             r"\s*=?\s*['\"]?(?P<user>[^\s:'\",]+)['\"]?[ \t]*[:,][ \t]*['\"]?(?P<secret>"
             + _PW
             + r"*)"
         ),
-        ("curl", "Client(", "-auth", "-cred", "-http-user"),
+        ("curl", "Client(", "-auth", "-cred", "-http-user", "stats auth", "USERPWD"),
         span_of=_user_password,
         reach=LINES,
     ),
@@ -2570,10 +2771,75 @@ RULES: tuple[Rule, ...] = (
         reach=LINES,
     ),
     Rule(
+        "pgpass_line",
+        _rx(
+            r"(?m)^[ \t]*[\w.*\[\]:-]{1,255}?:(?:\d{1,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:"
+            r"(?P<secret>\S{1,128})[ \t]*$"
+        ),
+        (":5432:", ":*:", "pgpass"),
+        folded=True,
+        span_of=_value(),
+    ),
+    Rule(
+        "net_use_password",
+        _rx(
+            r"(?i)\bnet[ \t]+use\b[^\n]{0,200}?[ \t](?:\\\\[^\s/]{1,200}|/user:\S{1,200})[ \t]+"
+            r"(?P<secret>[^\s/\\\"][^\s]*)"
+        ),
+        ("net use",),
+        folded=True,
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "snmp_community",
+        _rx(
+            r"(?i)\b(?:snmp-server[ \t]+community|r[ow]community6?|community[ \t]+string)"
+            r"[ \t:=]+['\"]?(?P<secret>[^\s'\"]+)"
+        ),
+        ("community",),
+        folded=True,
+        span_of=_community,
+        reach=LINES,
+    ),
+    Rule(
+        "irc_password",
+        _rx(
+            r"(?i)(?<![\w/])/(?:oper[ \t]+\S+|(?:msg[ \t]+)?nickserv[ \t]+identify"
+            r"(?:[ \t]+\S+)?(?=[ \t]+\S+[ \t]*$)|pass)[ \t]+(?P<secret>\S+)"
+        ),
+        ("/oper", "identify", "/pass"),
+        folded=True,
+        span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "sql_setting_value",
+        _rx(
+            r"(?i)\bSET[ \t]+\w+[ \t]*=[ \t]*N?'(?P<secret>[^'\n]+)'[ \t]+WHERE[ \t]+[\w.]+[ \t]*="
+            r"[ \t]*N?'(?P<name>[^'\n]{1,80})'"
+            r"|\bVALUES[ \t]*\([ \t]*N?'(?P<vname>[^'\n]{1,80})'[ \t]*,[ \t]*"
+            r"N?'(?P<vsecret>[^'\n]+)'"
+        ),
+        ("where", "values"),
+        folded=True,
+        span_of=_sql_setting,
+        reach=LINES,
+    ),
+    Rule(
+        "token_flag_uuid",
+        _rx(
+            r"(?<![\w-])-t[ \t]+['\"]?(?P<secret>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}"
+            r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![\w-])"
+        ),
+        ("-t ",),
+        reach=LINES,
+    ),
+    Rule(
         "sql_password",
         _rx(
             r"(?i)\b(?<!['\"])(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
-            r"'(?P<secret>[^'\n]+)'"
+            r"N?'(?P<secret>[^'\n]+)'"
         ),
         ("password", "identified"),
         folded=True,
@@ -2764,7 +3030,8 @@ RULES: tuple[Rule, ...] = (
         "credential_call",
         _rx(
             r"(?:\b(?:[A-Za-z_][\w.$]*)?(?:Credential|Auth|Login|login|Connection|connect|Connect)"
-            r"\w*|\bauth[ \t]*=[ \t]*|\bnew[ \t]+(?:PDO|mysqli))[ \t]*\((?P<args>[^()\n]{0,300})\)"
+            r"\w*|\bauth[ \t]*=[ \t]*|\bnew[ \t]+(?:PDO|mysqli)|\bPDO->__construct|\bbasic_auth)"
+            r"(?:[ \t]*\((?P<args>[^()\n]{0,300})\)|[ \t]+(?=['\"])(?P<bare>[^()\n]{0,300}))"
         ),
         ("Credential", "Auth", "Login", "login", "onnect", "auth", "PDO", "mysqli"),
         span_of=_credential_call,
@@ -2846,6 +3113,16 @@ RULES: tuple[Rule, ...] = (
         ("login", "cred", "account"),
         folded=True,
         span_of=_value(),
+        reach=LINES,
+    ),
+    Rule(
+        "slashed_login",
+        _rx(
+            r"(?<![\w/.@+-])[`'\"]?(?P<user>[\w.@+-]{2,64})[`'\"]?[ \t]+/[ \t]+[`'\"]?"
+            r"(?P<secret>[^\s'\"`,;()]{6,64})"
+        ),
+        (" / ",),
+        span_of=_slashed_pair,
         reach=LINES,
     ),
     Rule(

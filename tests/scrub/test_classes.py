@@ -928,3 +928,96 @@ def test_a_password_said_in_another_language_is_redacted_whatever_the_word_order
 )
 def test_the_same_sentences_without_a_password_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)
+
+
+SEED = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+
+
+# Passwords told without a key name: a passphrase after a word for password in any language,
+# a login and a password side by side, the formats whose position says which field is the
+# password, and the recovery material a person writes down (made up here).
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Jenkinsin salasana vaihdettiin: copper~lantern482", "copper~lantern482"),
+        ("La contraseña nueva quedó en tulip-harbor-meadow-7, avísame.", "tulip-harbor-meadow-7"),
+        ("Parool sai muudetud, uus on maple_orchid58 alates tänasest.", "maple_orchid58"),
+        ("服务器的密码换成 anchor+willow2024 了", "anchor+willow2024"),
+        ("password SSH box staging sekarang Zq~8rTfvYp41, user tetap root", "Zq~8rTfvYp41"),
+        ("SMTP password rotated this morning; new one is Lemon~delta77* .", "Lemon~delta77*"),
+        ("[09:12] ana: admin@shop.test / birch-falcon-copper-5", "birch-falcon-copper-5"),
+        ("- grafana: ops-viewer / K3str3l_41 (read only)", "K3str3l_41"),
+        ("Sign in with `demo-user` / `0tt3r*2207`.", "0tt3r*2207"),
+        ("db.internal:5432:billing:billing_rw:Vx7-pq2LmWn9", "Vx7-pq2LmWn9"),
+        ("listen stats\n    stats auth ops:Rr9-vKx27Lq", "Rr9-vKx27Lq"),
+        ('curl_easy_setopt(h, CURLOPT_USERPWD, "bot:plum+orbit88!");', "plum+orbit88!"),
+        (r"net use Y: \\nas01\share /user:ACME\kim Herfst2027! /persistent:no", "Herfst2027!"),
+        ("snmp-server community Tq8vWz3kLp RO 5", "Tq8vWz3kLp"),
+        ("[22:10] <ops> /oper ops a7Kx.9vQ2mWd", "a7Kx.9vQ2mWd"),
+        ("req.basic_auth 'metrics', 'fern+copper41'", "fern+copper41"),
+        ("PDO->__construct('mysql:host=db', 'app', 'walnut-ember9!')", "walnut-ember9!"),
+        (
+            "CREATE LOGIN loader WITH PASSWORD = N'Orbit+lime28', CHECK_POLICY = OFF;",
+            "Orbit+lime28",
+        ),
+        ("UPDATE config SET val = 'Tide_marsh55' WHERE name = 'mail.password';", "Tide_marsh55"),
+        ("INSERT INTO settings VALUES ('ldap_bind_password', 'Quill-9-ferns');", "Quill-9-ferns"),
+        ('[mail]\npassword = """Kx8-Qp2vLm77Zr"""', "Kx8-Qp2vLm77Zr"),
+        (
+            "GET /v1/forecast?city=Rome&appid=9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c",
+            "9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c",
+        ),
+        (
+            "./uploader -t 3f6c2a1e-9b7d-4e5f-8a2c-1d3e5f7a9b0c -f report.xml",
+            "3f6c2a1e-9b7d-4e5f-8a2c-1d3e5f7a9b0c",
+        ),
+        (
+            "Recovery key: 111222-333444-555666-777888-999000-123456-654321-112233",
+            "111222-333444-555666-777888-999000-123456-654321-112233",
+        ),
+        (
+            "[" + ",".join(str((i * 37) % 256) for i in range(64)) + "]  # wallet keypair",
+            "37,74,111",
+        ),
+        (
+            "wallet backup words:\n" + SEED,
+            SEED,
+        ),
+        ("2FA setup key (manual): mzxw 6ytb oi3d emzq gy4t ambr", "mzxw 6ytb oi3d emzq gy4t ambr"),
+        ("Backup codes:\n7c2e1-9a4b0\n3f8d2-6e1c5\n", "7c2e1-9a4b0"),
+        ("New SIM: PIN 4821, PUK 90817263 in the safe", "90817263"),
+        ("Gate code for the loading dock is now 58213.", "58213"),
+    ],
+)
+def test_passwords_told_without_a_key_name_and_recovery_material_are_redacted(
+    text: str, value: str
+) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Användarnamn eller lösenord är för långt för SOCKSv5-protokollet.",
+        "The password hasher is django.contrib.auth.hashers.Argon2PasswordHasher now",
+        "password_hash = argon2.hash(password)",
+        "Password reset emails now use utf-8 / iso-8859-1 as the client asks",
+        "In remotes_remote_get_1() the password is never read",
+        "Add patch for CVE-2025-9820 / GNUTLS-SA-2025-11-18 from 3.8.11.",
+        "Supported: linux / x86_64-linux-gnu and darwin / arm64-apple-darwin",
+        "password prompts go through OAuth2.0 when the helper asks",
+        "The passphrase cache is kept in tr2tls_thread_main; see below",
+        "Build matrix: py311 / py312-dev, node18 / node20",
+        "fcntl.F_SETFL failed: error code 1045 on line 20",
+        "Pin the action to v4.1.7 and the runner to ubuntu-24.04",
+        "snmp-server community public RO",
+        "net use Z: \\\\fs01\\projects /persistent:yes",
+        "the wallet page shows the balance of the account when the user opens the app again",
+        "abcd efgh ijkl mnop qrst uvwx in a 2FA test of four-letter words",
+        "Backup codes are shown once; store them in a password manager.",
+        "UPDATE config SET val = 'dark' WHERE name = 'ui.theme';",
+        "*:*:*:postgres:*",
+    ],
+)
+def test_the_same_shapes_without_a_password_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]

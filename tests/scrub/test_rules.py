@@ -427,6 +427,13 @@ _RUNS = {
     "a path's folders": lambda n: "ab/" * (n // 3) + "Xk9#mQ2!pLw3",
     "words for password": lambda n: "contrasenya " * (n // 12),
     "assignments": lambda n: "KEY=v@1 " * (n // 8),
+    "seed words": lambda n: "wallet " + "legal winner " * (n // 13) + "1",
+    "base32 groups": lambda n: "2fa " + "ab2c " * (n // 5) + "-",
+    "digit groups": lambda n: "recovery " + "123456-" * (n // 7),
+    "numbers and commas": lambda n: "key [" + "12," * (n // 3),
+    "colon fields": lambda n: "db:5432:" + "a:" * (n // 2),
+    "net use": lambda n: "net use " * (n // 8),
+    "login pairs": lambda n: "a / " * (n // 4),
 }
 
 
