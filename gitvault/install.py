@@ -244,11 +244,12 @@ def fold_outlook(loc: Location, vault: Vault) -> list[str]:
     config = load_config(vault)
     seen = mergers.outlook(config)
     out = [f"fold: {seen.text}"]
-    if not seen.runs:
-        out.append(
-            f"no {config.fold_value('merger')} here? fold offline from now on with one command: "
+    if not seen.runs:  # one note: what is wrong, then the one command (not two fixes to weigh)
+        told = seen.text.replace(f", or {mergers.OFFLINE_FIX}", "")
+        out = [
+            f"fold: {told}; fold offline from now on with one command: "
             f"`{BUILTIN_OFFER}` (deterministic, no model, no cost)"
-        )
+        ]
     cwd = loc.workdir or loc.common_dir
     history = _history(cwd)
     if history is None:
@@ -259,7 +260,8 @@ def fold_outlook(loc: Location, vault: Vault) -> list[str]:
         return out
     if missing <= 20:  # too few to cost anything worth weighing
         out.append(
-            f"history: {missing:,} commits have no notes. `gitvault backfill --all` notes them"
+            f"history: {missing:,} commit{' has' if missing == 1 else 's have'} no notes. "
+            f"`gitvault backfill --all` notes {'it' if missing == 1 else 'them'}"
         )
         return out
     chars = missing * PROMPT_CHARS_PER_COMMIT

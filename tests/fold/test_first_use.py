@@ -329,6 +329,7 @@ def test_install_without_claude_offers_the_builtin_merger_in_one_command(
     assert result.code == 0, result
     text = " ".join((result.out + result.err).split())
     assert "the claude merger cannot run" in text, text
+    assert text.count("fold.merger builtin") == 1, text  # one fix offered, once
     offer = re.search(r"one command: `([^`]+)`", text)
     assert offer and offer.group(1) == "gitvault config fold.merger builtin", text
     taken = cli_in(repo, *offer.group(1).split()[1:])
