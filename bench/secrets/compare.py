@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 from prefilter import notes  # noqa: E402
 
 CORPORA = [
-    f"corpus{suffix}.jsonl" for suffix in ("", "_heldout", *(f"_heldout{n}" for n in range(2, 10)))
+    f"corpus{suffix}.jsonl" for suffix in ("", "_heldout", *(f"_heldout{n}" for n in range(2, 11)))
 ]
 BENIGN = (
     "benign.jsonl",
@@ -46,6 +46,7 @@ BENIGN = (
     "benign_heldout7.jsonl",
     "benign_heldout8.jsonl",
     "benign_heldout9.jsonl",
+    "benign_heldout10.jsonl",
     "benign_translations.jsonl",
 )
 Scrub = Callable[[str], tuple[str, list[object]]]

@@ -71,6 +71,7 @@ kind                             what is redacted
 ``airtable_token``               ``pat`` + 14 + ``.`` + 64 hex personal access tokens
 ``braintree_access_token``       ``access_token$production|sandbox$<16>$<32 hex>``
 ``age_secret_key``               ``AGE-SECRET-KEY-1…``
+``flutterwave_secret_key``       ``FLWSECK-`` / ``FLWSECK_TEST-`` + 32 hex + ``-X``
 ``resend_api_key``               ``re_`` + 8 + ``_`` + 24 alphanumerics (upper, lower and digit)
 ``bitlocker_recovery_key``       eight groups of six digits, in a text that says recovery or
                                  BitLocker
@@ -177,6 +178,12 @@ kind                             what is redacted
                                  ``rocommunity …``), not ``public`` / ``private``
 ``irc_password``                 ``/oper name …``, ``/msg NickServ IDENTIFY …``, ``/pass …``
 ``token_flag_uuid``              a UUID after ``-t`` (an uploader's token: ``codecov -t …``)
+``positional_password``          ``poetry config http-basic.REPO USER …``: the password by
+                                 its position
+``sasl_passwd_line``             a Postfix ``sasl_passwd`` line (``[host]:port user:…``), in a
+                                 text that names the map
+``char_array_secret``            a character array literal given to a secret-named variable
+                                 (``char[] KS_PASS = {'d','t',…}``)
 ``azure_devops_pat``             52 base32 characters after ``ado`` / ``azure devops`` / ``pat``
                                  and ``:`` or ``=``
 ``aws_secret_access_key``        40 base64 characters with a ``/`` or ``+`` (the shape of an AWS
@@ -498,7 +505,9 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
         return True
     if _hex_text(v) is not None:
         return True  # text written in hex after a secret word: the secret, encoded
-    if len(v) < 8 or not _DIGIT.search(v) or "<" in v or ">" in v or v.startswith("-"):
+    if len(v) < 8 or "<" in v or ">" in v or v.startswith("-"):
+        return False
+    if not _DIGIT.search(v) and not _lettered_password(v):
         return False
     if _TEXTUAL.search(v):  # words of a language (``MD5認証で…``), an escaped line break (``%0A``)
         return False
@@ -508,6 +517,26 @@ def looks_like_value(value: str, strict: bool = False, *, words: bool = False) -
     if _NOT_PROSE_VALUE.fullmatch(v) and not _random_base64(v):
         return False
     return _entropy(v) >= 2.8
+
+
+_STRONG_SYMBOL = lazyre.compile(r"[!@#$%^&*?~]")
+_CAMEL_WORDS = lazyre.compile(r"[A-Z]?[a-z]{3,}")
+
+
+def _lettered_password(value: str) -> bool:
+    """A generated password without a digit (``AHXtmNOqC~MlbqERCk^z``): 12 or more characters,
+    upper and lower case and a symbol no name holds, random rather than words."""
+    if len(value) < 12 or not _STRONG_SYMBOL.search(value):
+        return False
+    if not _PW_CHARS.issuperset(value) or _PW_NOT.search(value) or ".*" in value:
+        return False  # a pattern (``(*NO_JIT)hi.*there``), an expression
+    if _NAME_END.search(value) or "HEAD" in value:
+        return False  # a file or a revision (``HEAD^:one.bin``)
+    if not any(c.isupper() for c in value) or not any(c.islower() for c in value):
+        return False
+    if sum(len(w) for w in _CAMEL_WORDS.findall(value)) > len(value) * 0.5:
+        return False
+    return _entropy(value) >= 3.5
 
 
 _BASE64_VALUE = lazyre.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
@@ -838,7 +867,8 @@ _PASSWORD_WORDS = (
     # words that inflect (lösenordet, passordet, hasła, пароля, şifresi): a few letters more
     r"(?:passwort|kennwort|mot\s+de\s+passe|contrase[\u00f1n]a|clave|senha|wachtwoord"
     r"|l[\u00f6o]senord|passord|adgangskode|salasana|has[\u0142l]|heslo|jelsz[\u00f3oa]"
-    r"|paro+l|salas\u00f5n|pasfhocal|fjal\u00ebkalim|pasvort|passwuert|iphasiwed|kalmar\s+sirri"
+    r"|paro+l|palavra[\s-]passe|api[\s_-]?(?:sleutel|schl\u00fcssel|nyckel|n\u00f8gle|avain|klucz"
+    r"|kl\u00ed\u010d|chiave|\u043a\u043b\u044e\u0447)|salas\u00f5n|pasfhocal|fjal\u00ebkalim|pasvort|passwuert|iphasiwed|kalmar\s+sirri"
     r"|\u049b\u04b1\u043f\u0438\u044f\s+\u0441\u04e9\u0437|\u043d\u0443\u0443\u0446\s+\u04af\u0433"
     r"|\u0441\u044b\u0440\u0441\u04e9\u0437|\u6697\u8a3c\u756a\u53f7"
     r"|\u0c2a\u0c3e\u0c38\u0c4d\u200c?\u0c35\u0c30\u0c4d\u0c21\u0c4d|\u0caa\u0cbe\u0cb8\u0ccd\u200c?\u0cb5\u0cb0\u0ccd\u0ca1\u0ccd"
@@ -923,6 +953,16 @@ _PASSWORD_LITERALS = (
         "\u05e1\u05d9\u05e1\u05de\u05d0",
         "kata sandi",
         "parool",
+        "palavra",
+        "sleutel",
+        "schl\u00fcssel",
+        "nyckel",
+        "n\u00f8gle",
+        "avain",
+        "klucz",
+        "kl\u00ed\u010d",
+        "chiave",
+        "\u043a\u043b\u044e\u0447",
         "salas\u00f5n",
         "pasfhocal",
         "fjal\u00ebkalim",
@@ -977,10 +1017,25 @@ def _prose(match: re.Match[str]) -> Span | None:
         return None  # ``cache key: …``
     if looks_like_value(match["secret"], strict=True) or passphrase(match["secret"]):
         return match.span("secret")
+    if _hex_key(match["word"], match["secret"]):
+        return match.span("secret")
     near = _NEXT_VALUE.match(match.string, match.end("word"))
     if near and near.start(1) < match.start("secret") and looks_like_value(near[1], strict=True):
         return near.span(1)
     return None
+
+
+_KEY_WORD = lazyre.compile(
+    r"(?i)token|key|sleutel|schl\u00fcssel|nyckel|n\u00f8gle|avain|klucz|kl\u00ed\u010d|chiave"
+    r"|\u043a\u043b\u044e\u0447"
+)
+_HEX_KEY = lazyre.compile(r"(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{20,64}")
+
+
+def _hex_key(word: str, value: str) -> bool:
+    """Hex where a word for a token or an API key points (``API-sleutel … is 4052a5…``): the
+    key, even at a commit id's length (a commit is never called a key)."""
+    return bool(_KEY_WORD.search(word)) and _HEX_KEY.fullmatch(value.rstrip(".,")) is not None
 
 
 def _said_password(match: re.Match[str]) -> Span | None:
@@ -1029,7 +1084,9 @@ def _foreign_prose(match: re.Match[str]) -> Span | None:
     text, end = match.string, match.end("word")
     tail = _FOREIGN_TAIL.match(text, end)
     if tail is not None and (
-        looks_like_value(tail["secret"], strict=True) or passphrase(tail["secret"].rstrip(".!?"))
+        looks_like_value(tail["secret"], strict=True)
+        or passphrase(tail["secret"].rstrip(".!?"))
+        or _hex_key(match["word"], tail["secret"])
     ):
         return tail.span("secret")
     return _line_scan(text, end)
@@ -1120,6 +1177,17 @@ def _slashed_pair(match: re.Match[str]) -> Span | None:
         return None  # ``'latin1' / 'iso-8859-1'``: two names of one thing
     start = match.start("secret")
     return start, start + len(value)
+
+
+def _sql_password(match: re.Match[str]) -> Span | None:
+    """``PASSWORD '…'``; ``IDENTIFIED BY '…'`` or, as Oracle quotes it, ``IDENTIFIED BY "…"``."""
+    group = next(g for g in ("secret", "by", "dq") if match[g] is not None)
+    return match.span(group) if looks_like_value(match[group]) else None
+
+
+def _char_array(match: re.Match[str]) -> Span | None:
+    """A password kept as a character array (Java's ``char[]``, C's ``char pw[] = {…}``)."""
+    return match.span("secret") if is_secret_name(match["name"]) else None
 
 
 def _community(match: re.Match[str]) -> Span | None:
@@ -1284,6 +1352,8 @@ def _name_parts(name: str) -> list[str]:
 
 def is_secret_name(name: str) -> bool:
     """The name rules of ``secret_assignment`` (see the module docstring)."""
+    if name == "_auth" or name.endswith(":_auth"):  # npm's legacy base64 user:password
+        return True
     parts = _name_parts(name)
     if not parts or parts[-1] in _DESCRIPTIVE_LAST or parts[0] in _DESCRIPTIVE_FIRST:
         return False
@@ -1813,7 +1883,11 @@ _READS_PASSWORD = lazyre.compile(
 )
 # a file named for a secret (~/.vault_pass, /etc/openvpn/auth.txt, token.txt), not a list of
 # public keys or hosts
-_SECRET_FILE = lazyre.compile(r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key)[\w.-]*$")
+_SECRET_FILE = lazyre.compile(
+    r"(?i)(?:pass|secret|token|cred|pwd|auth|apikey|api_key|keyfile|key-?file)[\w.-]*$"
+    r"|\.(?:psk|key)$"
+)
+_TEE = lazyre.compile(r"(?:sudo[ \t]+)?tee[ \t]+(?:-a[ \t]+)?(?P<file>\S+)")
 _PUBLIC_FILE = lazyre.compile(r"(?i)authorized_keys|known_hosts|\.pub$|\.crt$|\.cer$")
 _INI_SECTION = lazyre.compile(r"\[[^\]]*\]")
 # a command that stores what it reads under a secret's name (``vercel env add DB_PASSWORD``,
@@ -1830,7 +1904,11 @@ def _piped_password(match: re.Match[str]) -> Span | None:
     if match["op"] is not None:
         group = "qv" if match["qv"] is not None else "v"
         rest = match["rest"]
-        if match["op"] in ("|", ";"):  # (``;``: the next echo of a subshell piped on)
+        tee = _TEE.match(rest) if match["op"] == "|" else None
+        if tee is not None:  # ``| sudo tee /etc/zabbix/agent.psk``: a write into that file
+            target = tee["file"].strip("'\"")
+            ok = bool(_SECRET_FILE.search(target)) and not _PUBLIC_FILE.search(target)
+        elif match["op"] in ("|", ";"):  # (``;``: the next echo of a subshell piped on)
             ok = _READS_PASSWORD.search(rest) is not None or any(
                 _ENV_NAME.fullmatch(word) and is_secret_name(word) for word in rest.split()
             )
@@ -1895,6 +1973,8 @@ def _session_cookie(match: re.Match[str]) -> list[Span] | None:
     return spans or None
 
 
+# after the user, a dotted value whose last part is no host's (``ALID.kueph525-lix``)
+_DOTTED_PASSWORD = lazyre.compile(r"[^\s:/]+\.[^.\s:/]*(?:\d|[A-Z-])[^.\s:/]*")
 _CALLEE = lazyre.compile(r"(?<![\w$])[A-Za-z_][\w.$:]*[ \t]*$")
 
 
@@ -1952,7 +2032,7 @@ def _credential_call(match: re.Match[str]) -> Span | None:
             user = False
             continue
         value = literal[2]
-        if not value or _HOST.fullmatch(value):
+        if not value or _HOST.fullmatch(value) and not (user and _DOTTED_PASSWORD.fullmatch(value)):
             continue
         if not user:
             user = True
@@ -2021,6 +2101,10 @@ def _setter(match: re.Match[str]) -> Span | None:
     """``setPassword("…")``, ``.apiKey("…")``, ``ConvertTo-SecureString "…"``."""
     if match["name"] is not None:
         parts = _name_parts(match["name"])
+        if parts == ["auth"]:  # ``red:auth("…")``, ``redis.auth("…")``: a password, if one
+            value = match["secret"]
+            ok = looks_random(value) or looks_like_value(value, strict=True)
+            return match.span("secret") if ok else None
         if parts and parts[0] in ("set", "with"):
             parts = parts[1:]
         if not parts or parts[0] in _VERBS or not is_secret_name("_".join(parts)):
@@ -2226,8 +2310,10 @@ def _grouped_base32(match: re.Match[str]) -> Span | None:
 
 
 def _code_line(match: re.Match[str]) -> Span | None:
-    """One of a list of recovery codes (``4f8e7-5a8c8``, ``1234 5678``): a digit in it."""
-    return match.span("secret") if _DIGIT.search(match["secret"]) else None
+    """One of a list of recovery codes (``4f8e7-5a8c8``, ``1234 5678``, a line of its own):
+    a digit in it."""
+    group = "secret" if match["secret"] is not None else "line"
+    return match.span(group) if _DIGIT.search(match[group]) else None
 
 
 def _provider(
@@ -2465,6 +2551,11 @@ RULES: tuple[Rule, ...] = (
         after=None,
     ),
     _provider(
+        "flutterwave_secret_key",
+        r"(?P<secret>FLWSECK(?:_TEST)?-[0-9a-f]{32}-X)" + _E,
+        "FLWSECK",
+    ),
+    _provider(
         "resend_api_key",
         r"(?P<secret>re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24})" + _E,
         "re_",
@@ -2515,21 +2606,25 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "recovery_code",
         _rx(
-            r"\n[ \t]*(?:[-*\u2022]|\d{1,2}[.)])?[ \t]*(?P<secret>[0-9a-z]{4,6}-[0-9a-z]{4,6}"
-            r"|\d{4}[ -]\d{4}|[0-9a-z]{8,12})[ \t]*(?=\r?\n|$)"
+            r"(?<![\w-])(?P<secret>[0-9a-z]{4,6}-[0-9a-z]{4,6}|\d{4} \d{4})(?![\w-])"
+            r"|\n[ \t]*(?:[-*\u2022]|\d{1,2}[.)])?[ \t]*(?P<line>[0-9a-z]{8,12})[ \t]*(?=\r?\n|$)"
         ),
-        ("\n",),
-        context=("recovery code", "backup code", "recovery-code", "backup-code", "scratch code"),
+        ("-", " ", "\n"),
+        context=(
+            *("recovery code", "backup code", "recovery-code", "backup-code", "scratch code"),
+            *("verification code", "backup verification"),
+        ),
         span_of=_code_line,
     ),
     Rule(
         "numeric_code",
         _rx(
-            r"(?i)\b(?:(?-i:PUK2?|PIN)|pin[ \t-]?code|passcode|(?:door|alarm|installer|master"
-            r"|gate|access|entry|safe|lock|keypad|garage|building|panel|admin)[ \t-]?code)\b"
-            r"[^\n\d]{0,40}?(?<![\w.#-])(?P<secret>\d{4,12})(?![\w-]|\.\d)"
+            r"(?i)(?:\b(?:(?-i:PUK2?|PIN)|pin[ \t-]?(?:code|kode\w*|c\u00f3digo|kod\w*)|passcode"
+            r"|(?:door|alarm|installer|master|gate|access|entry|safe|lock|keypad|garage|building"
+            r"|panel|admin)[ \t-]?code)\b|\u092a\u093f\u0928)"
+            r"[^\n]{0,40}?(?<![\w.#-])(?P<secret>\d{4,12})(?![\w-]|\.\d)"
         ),
-        ("puk", "pin", "passcode", "code"),
+        ("puk", "pin", "passcode", "code", "\u092a\u093f\u0928"),
         folded=True,
         reach=LINES,
     ),
@@ -2836,14 +2931,41 @@ RULES: tuple[Rule, ...] = (
         reach=LINES,
     ),
     Rule(
+        "positional_password",
+        _rx(r"\bpoetry[ \t]+config[ \t]+http-basic\.\S+[ \t]+\S+[ \t]+['\"]?(?P<secret>[^\s'\"]+)"),
+        ("http-basic",),
+        folded=True,
+        span_of=_value(),
+    ),
+    Rule(
+        "sasl_passwd_line",
+        _rx(
+            r"(?m)^[ \t]*\[?[\w.-]+\]?(?::\d{1,5})?[ \t]+[^\s:\[]{1,128}:"
+            r"(?P<secret>\S{1,128})[ \t]*$"
+        ),
+        (":",),
+        context=("sasl_passwd",),
+        span_of=_value(),
+    ),
+    Rule(
+        "char_array_secret",
+        _rx(
+            r"(?P<name>\w+)(?:[ \t]*\[\])?[ \t]*=[ \t]*(?:new[ \t]+char[ \t]*\[\][ \t]*)?\{"
+            r"(?P<secret>(?:[ \t]*'[^'\\\n]'[ \t]*,){5,}[ \t]*'[^'\\\n]')[ \t]*,?[ \t]*\}"
+        ),
+        ("{",),
+        span_of=_char_array,
+        reach=LINES,
+    ),
+    Rule(
         "sql_password",
         _rx(
-            r"(?i)\b(?<!['\"])(?:(?:UN)?ENCRYPTED\s+)?(?:PASSWORD(?:\s*=)?|IDENTIFIED\s+BY(?:\s+PASSWORD)?)\s*"
-            r"N?'(?P<secret>[^'\n]+)'"
+            r"(?i)\b(?<!['\"])(?:(?:(?:UN)?ENCRYPTED\s+)?PASSWORD(?:\s*=)?\s*N?'(?P<secret>[^'\n]+)'"
+            r"|IDENTIFIED\s+BY(?:\s+PASSWORD)?\s*(?:N?'(?P<by>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"))"
         ),
         ("password", "identified"),
         folded=True,
-        span_of=_value(),
+        span_of=_sql_password,
         reach=LINES,
     ),
     Rule(
@@ -2886,9 +3008,11 @@ RULES: tuple[Rule, ...] = (
         "session_cookie",
         _rx(
             r"(?i)(?:\b(?:set-)?cookie['\"]?[ \t]*[:=][ \t]*['\"]?"
-            r"|(?<![\w-])(?:-b|--cookie)[ \t]+['\"]?)(?P<pairs>[^\n'\"]+)"
+            r"|(?<![\w-])(?:-b|--cookie)[ \t]+['\"]?"
+            r"|(?<![\w.-])(?=[\w.-]{1,80}=[^;\s'\"`]{8,};[ \t]*(?:path|domain|expires|max-age"
+            r"|httponly|secure|samesite)\b))(?P<pairs>[^\n'\"]+)"
         ),
-        ("cookie", "-b "),
+        ("cookie", "-b ", "; path", "; httponly", "; secure", "; samesite", "; domain"),
         folded=True,
         span_of=_session_cookie,
         reach=LINES,
@@ -3030,10 +3154,15 @@ RULES: tuple[Rule, ...] = (
         "credential_call",
         _rx(
             r"(?:\b(?:[A-Za-z_][\w.$]*)?(?:Credential|Auth|Login|login|Connection|connect|Connect)"
-            r"\w*|\bauth[ \t]*=[ \t]*|\bnew[ \t]+(?:PDO|mysqli)|\bPDO->__construct|\bbasic_auth)"
-            r"(?:[ \t]*\((?P<args>[^()\n]{0,300})\)|[ \t]+(?=['\"])(?P<bare>[^()\n]{0,300}))"
+            r"\w*|\bauth[ \t]*=[ \t]*|\bnew[ \t]+(?:PDO|mysqli)|\bPDO->__construct|\bbasic_auth"
+            r"|\bSMTP\.start|\balgoliasearch)"
+            r"(?:[ \t]*\((?P<args>[^()\n]{0,300})(?:\)|(?=\n)|$)"
+            r"|[ \t]+(?=['\"])(?P<bare>[^()\n]{0,300}))"
         ),
-        ("Credential", "Auth", "Login", "login", "onnect", "auth", "PDO", "mysqli"),
+        (
+            *("Credential", "Auth", "Login", "login", "onnect", "auth", "PDO", "mysqli"),
+            *("SMTP.start", "algoliasearch"),
+        ),
         span_of=_credential_call,
         reach=LINES,
     ),
@@ -3044,7 +3173,7 @@ RULES: tuple[Rule, ...] = (
             r"(?P=q)[ \t]*\)|(?i:ConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<sq>['\"])"
             r"(?P<svalue>[^'\"\n]+)(?P=sq)"
         ),
-        (*_NAME_LITERALS, "securestring"),
+        (*_NAME_LITERALS, "securestring", "auth("),
         folded=True,
         span_of=_setter,
         reach=LINES,

@@ -1021,3 +1021,91 @@ def test_passwords_told_without_a_key_name_and_recovery_material_are_redacted(
 )
 def test_the_same_shapes_without_a_password_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("const f = new Flutterwave(pub, 'FLWSECK-" + "0a1b2c3d" * 4 + "-X');", "FLWSECK-"),
+        ("poetry config http-basic.corp deploy Moss-river-47", "Moss-river-47"),
+        (
+            "# /etc/postfix/sasl_passwd\n[mail.example.net]:587 bot@example.net:Fjord.Lynx21*",
+            "Fjord.Lynx21*",
+        ),
+        (
+            "registry=https://npm.example.net/\n_auth=Ym90OkZqb3JkTHlueDIxKg==",
+            "Ym90OkZqb3JkTHlueDIxKg==",
+        ),
+        (
+            "echo '9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e' | sudo tee /etc/app/agent.psk",
+            "9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e",
+        ),
+        ("echo 'Qz8vLm2NxR4tWp7YsK1d' > /etc/mongo-keyfile", "Qz8vLm2NxR4tWp7YsK1d"),
+        (
+            "Net::SMTP.start('smtp.x.net', 587, 'x.net', 'bot', 'heron-quartz-plum8', :login)",
+            "heron-quartz-plum8",
+        ),
+        (
+            "$db = new PDO('mysql:host=db;dbname=a', 'app', 'Kite.rowan817-qx', [\n  PDO::X,\n]);",
+            "Kite.rowan817-qx",
+        ),
+        (
+            "CREATE DATABASE LINK l CONNECT TO ro IDENTIFIED BY \"Tq7mWz2kLp9v\" USING 'DB';",
+            "Tq7mWz2kLp9v",
+        ),
+        (
+            "const c = algoliasearch('APP9X2', '9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c');",
+            "9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c",
+        ),
+        ('local ok = red:auth("Vq8rTzWm3LkPx2Ns")', "Vq8rTzWm3LkPx2Ns"),
+        (
+            "private static final char[] STORE_PASSWORD = {'k','9','T','x','2','m','Q'};",
+            "'k','9','T','x','2','m','Q'",
+        ),
+        ("Olá, a palavra-passe do SFTP é Lumen-Cedar58^ até sexta.", "Lumen-Cedar58^"),
+        (
+            "De API-sleutel voor staging is 5c1e9a7b3d5f2e4a6c8b0d1f3a5c7e9b2d4f6a8c.",
+            "5c1e9a7b3d5f2e4a6c8b0d1f3a5c7e9b2d4f6a8c",
+        ),
+        (
+            "Das API-Token für den Bot: 7e2c9a4f1b8d3e6a0c5f2b9d4e7a1c8f3b",
+            "7e2c9a4f1b8d3e6a0c5f2b9d4e7a1c8f3b",
+        ),
+        ("Mihai: parola pentru server e QwXtrNpLz~BvKmRs^y, userul e ops.", "QwXtrNpLz~BvKmRs^y"),
+        (
+            "the host is 10.0.0.7, user root, password PzKw~tRmQ~xLvN — why does it 502?",
+            "PzKw~tRmQ~xLvN",
+        ),
+        ("pin-koden til kortet er 4471, slett meldingen", "4471"),
+        ("PUK for SIM 8931345859953599420 is 70213344, unlocked", "70213344"),
+        (
+            "cookie from the browser: `sid=9a8b7c6d5e4f3a2b1c0d; Path=/; HttpOnly`",
+            "9a8b7c6d5e4f3a2b1c0d",
+        ),
+        ("BACKUP VERIFICATION CODES\n1. 6021 7306    6. 4219 8173\n2. 9410 4183", "4219 8173"),
+    ],
+)
+def test_set_ten_classes_positional_calls_words_and_codes_are_redacted(
+    text: str, value: str
+) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<input type="password" name="password" autocomplete="current-password" minlength="12">',
+        "CREATE USER app IDENTIFIED BY VALUES 'S:ABC'; -- see \"docs\"",
+        "Token refresh was fixed in 4052a54de98b2809d7f7a235c7a3831082fbc528 (the commit)",
+        "git grep -P '(*NO_JIT)hi.*there' -- t/",
+        "git cat-file -p HEAD^:one.bin",
+        "Set-Cookie: theme=dark; Path=/; SameSite=Lax",
+        "lang=en-GB; Path=/; Secure",
+        'auth("read") grants read access only',
+        "Use backup codes when you lose your phone; each code works once.",
+        "poetry config http-basic.corp deploy ${POETRY_PASSWORD}",
+        "char[] buf = {'a','b','c','d','e','f'};",
+    ],
+)
+def test_the_same_calls_words_and_codes_without_a_secret_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
