@@ -77,17 +77,30 @@ class HookCall:
         return str(self.payload["session_id"])
 
     def config(self) -> dict[str, str]:
-        """gitvault's keys of the repository's git config, in one process."""
+        """gitvault's keys of the repository's git config: remembered while the files git reads
+        them from are as they were (vault/configcache), else one git process."""
         if self._config is None:
-            from gitvault.vault import gitcmd
+            from gitvault.vault import configcache
 
-            started = self._started.pop("config", None)
-            self._config = (
-                gitcmd.parse_gitvault_config(started.result(check=False))
-                if started is not None
-                else gitcmd.gitvault_config(self.cwd)
-            )
+            self._config = configcache.read(self.loc)
+            if self._config is None:
+                from gitvault.vault import gitcmd
+
+                started = self._started.pop("config", None)
+                self._config = (
+                    gitcmd.parse_gitvault_config(started.result(check=False))
+                    if started is not None
+                    else gitcmd.gitvault_config(self.cwd)
+                )
+                configcache.store(self.loc, self._config)
         return self._config
+
+    def config_cached(self) -> None:
+        """Take the remembered git config keys, when they hold, before any git is started."""
+        if self._config is None:
+            from gitvault.vault import configcache
+
+            self._config = configcache.read(self.loc)
 
     def prefetch(self, ignored: str | None = None) -> None:
         """Start, side by side, the git commands a tool event asks one after the other (~3 ms
@@ -97,12 +110,16 @@ class HookCall:
         nobody took."""
         from gitvault.errors import GitvaultError
         from gitvault.pathrecall import gate
-        from gitvault.vault import gitcmd, layout
+        from gitvault.vault import configcache, gitcmd, layout
 
-        wanted = {
-            "config": (list(gitcmd.GITVAULT_CONFIG), self.cwd),
-            "toml": (["cat-file", "blob", self._toml_rev(layout.DEFAULT_BRANCH)], self.cwd),
-        }
+        self.config_cached()
+        wanted: dict[str, tuple[list[str], Path]] = {}
+        if self._config is None:
+            wanted["config"] = (list(gitcmd.GITVAULT_CONFIG), self.cwd)
+        rev = self._toml_rev(layout.DEFAULT_BRANCH if self._config is None else self.branch())
+        tip = rev.partition(":")[0]
+        if "/" in tip or configcache.toml_at(self.loc, tip) is None:
+            wanted["toml"] = (["cat-file", "blob", rev], self.cwd)
         if ignored is not None and self.loc.workdir is not None:
             wanted["ignored"] = (gate.check_ignore(ignored), self.loc.workdir)
         for key, (args, cwd) in wanted.items():
@@ -129,9 +146,12 @@ class HookCall:
         self._started.clear()
 
     def _toml_rev(self, branch: str) -> str:
-        from gitvault.vault import layout
+        """vault.toml at the branch's tip: by the tip's name when its ref file gives it (then
+        the answer can be remembered for that tip), else by the ref."""
+        from gitvault.vault import configcache, layout
 
-        return f"{layout.branch_ref(branch)}:{layout.CONFIG}"
+        tip = configcache.vault_tip(self.loc, branch)
+        return f"{tip or layout.branch_ref(branch)}:{layout.CONFIG}"
 
     def branch(self) -> str:
         from gitvault.vault import layout
@@ -141,17 +161,25 @@ class HookCall:
     def settings(self, section: str = "capture") -> dict[str, Any]:
         """A section of the vault's vault.toml, with the defaults (read from the branch tip)."""
         if section not in self._sections:
-            from gitvault.vault import gitcmd, layout
+            from gitvault.vault import configcache, gitcmd, layout
 
             rev = self._toml_rev(self.branch())
+            tip = rev.partition(":")[0]
+            text = configcache.toml_at(self.loc, tip) if "/" not in tip else None
             started = self._started.pop("toml", None)
-            if started is not None and started.cmd[-1] == rev:
-                proc = started.result(check=False)
-            else:
+            if text is not None:
                 if started is not None:
-                    started.abandon()  # read at the default branch; the config names another
-                proc = gitcmd.run_git(["cat-file", "blob", rev], self.cwd, check=False)
-            text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+                    started.abandon()
+            else:
+                if started is not None and started.cmd[-1] == rev:
+                    proc = started.result(check=False)
+                else:
+                    if started is not None:
+                        started.abandon()  # read at the default branch; the config names another
+                    proc = gitcmd.run_git(["cat-file", "blob", rev], self.cwd, check=False)
+                text = proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+                if text is not None and "/" not in tip:
+                    configcache.remember_toml(self.loc, tip, text)
             values = layout.read_settings(text, section)
             # Spending settings: what a travelling vault.toml may ask for, git config over it.
             self._sections[section] = layout.resolve_local(section, values, self.config())[0]

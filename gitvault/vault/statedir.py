@@ -167,6 +167,9 @@ VIEW_PAGES = "view-pages.json"
 # schema's bytes are in each digest): a command that only reads the settings does not import
 # jsonschema (~60-90 ms) to check a text it already checked (vault/schemas.validate_text).
 VALIDATED = "validated.json"
+# gitvault's git config keys of a worktree and the files they were read from (vault/configcache)
+CONFIG_CACHE = "config-cache."
+TOML_CACHE = "toml-cache.json"  # vault.toml's text at the last few vault tips (vault/configcache)
 
 # -- sharing ----------------------------------------------------------------------------------
 SYNC_STATE = "sync.json"  # per remote: when, what, result (sync/state)

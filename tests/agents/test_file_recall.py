@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -293,3 +294,29 @@ def test_a_vault_branch_of_another_name_is_read_for_the_settings(repo_factory: A
     set_config(repo, "recall", edit_time=True)
     on = _run("claude", "file-read", _input("claude-PostToolUse-Read", repo, "s2"), repo)
     assert "Memory of hello.txt (" in _context("claude", "file-read", on["stdout"])
+
+
+def test_a_tool_hook_takes_the_remembered_config_and_sees_a_change_at_once(project: Repo) -> None:
+    """The git config keys are remembered (vault/configcache) once the files are settled: a
+    later hook takes them from there, without a git process, and a change of any config file
+    is seen by the next call."""
+    from gitvault.resolve import resolve
+    from gitvault.vault import files, gitcmd
+
+    loc = resolve(project.path)
+    past = time.time() - 60
+    for path in gitcmd.config_files(loc.common_dir, loc.git_dir):
+        if path.exists():
+            os.utime(path, (past, past))
+    first = _run("claude", "file-read", _input("claude-PostToolUse-Read", project, "c1"), project)
+    assert "Memory of hello.txt (" in _context("claude", "file-read", first["stdout"])
+    (cache,) = loc.state_dir.glob("config-cache.*")
+    data = files.load_json_object(cache)
+    assert data is not None and data["values"]["gitvault.agents"]
+    data["values"]["gitvault.agents"] = "codex"  # what only the cache says: claude unserved
+    files.write_json(cache, data)
+    taken = _run("claude", "file-read", _input("claude-PostToolUse-Read", project, "c2"), project)
+    assert taken["stdout"] == "", "the hook answered from the remembered config"
+    project.git("config", "gitvault.agents", ",".join(adapters.NAMES))  # the file changes
+    seen = _run("claude", "file-read", _input("claude-PostToolUse-Read", project, "c3"), project)
+    assert "Memory of hello.txt (" in _context("claude", "file-read", seen["stdout"])
