@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 from prefilter import notes  # noqa: E402
 
 CORPORA = [
-    f"corpus{suffix}.jsonl" for suffix in ("", "_heldout", *(f"_heldout{n}" for n in range(2, 11)))
+    f"corpus{suffix}.jsonl" for suffix in ("", "_heldout", *(f"_heldout{n}" for n in range(2, 12)))
 ]
 BENIGN = (
     "benign.jsonl",
@@ -47,6 +47,7 @@ BENIGN = (
     "benign_heldout8.jsonl",
     "benign_heldout9.jsonl",
     "benign_heldout10.jsonl",
+    "benign_heldout11.jsonl",
     "benign_translations.jsonl",
 )
 Scrub = Callable[[str], tuple[str, list[object]]]

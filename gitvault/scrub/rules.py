@@ -81,8 +81,9 @@ kind                             what is redacted
                                  ``mnemonic``), in a text naming a seed, wallet, phrase or backup
 ``totp_seed``                    base32 typed in groups of four (``mzxw 6ytb …``), six or more
                                  groups, three holding a digit, in a text naming 2FA / TOTP / MFA
-``recovery_code``                each line of a list of codes (``7c2e1-9a4b0``, ``1234 5678``)
-                                 with a digit, in a text naming recovery, backup or scratch codes
+``recovery_code``                each code of a list of three or more (``7c2e1-9a4b0``, ``1234
+                                 5678``, a line of its own with two digits), in a text naming
+                                 recovery, backup or scratch codes
 ``databricks_token``             ``dapi`` + 32 hex
 ``new_relic_key``                ``NRAK-`` ``NRII-`` keys, ``…NRAL`` license keys
 ``sentry_token``                 ``sntrys_`` / ``sntryu_`` auth tokens
@@ -176,8 +177,8 @@ kind                             what is redacted
 ``net_use_password``             ``net use`` 's password after the share or ``/user:…``
 ``snmp_community``               an SNMP community (``snmp-server community …``,
                                  ``rocommunity …``), not ``public`` / ``private``
-``irc_password``                 ``/oper name …``, ``/msg NickServ IDENTIFY …``, ``/pass …``
-``token_flag_uuid``              a UUID after ``-t`` (an uploader's token: ``codecov -t …``)
+``irc_password``                 ``/oper name …``, ``/msg NickServ IDENTIFY …``
+``token_flag_uuid``              a UUID after ``-t`` in a text naming codecov (its upload token)
 ``positional_password``          ``poetry config http-basic.REPO USER …``: the password by
                                  its position
 ``sasl_passwd_line``             a Postfix ``sasl_passwd`` line (``[host]:port user:…``), in a
@@ -1058,7 +1059,7 @@ def _line_scan(text: str, end: int) -> Span | None:
     line_end = text.find("\n", end, stop)
     stop = stop if line_end < 0 else line_end
     for token in _LINE_TOKEN.finditer(text, end, stop):
-        value = token.group().rstrip(".:!?\u3002\u060c\u0964")  # a sentence's end, not the value's
+        value = token.group().rstrip(".:\u3002\u060c\u0964")  # a sentence's end, not the value's
         if text.startswith("(", token.end()) or _QUERY_PAIR.search(value):
             continue  # a call (``argon2.hash(password)``), a query (``email&page=2``)
         if _HOSTNAME.fullmatch(value.lstrip("=:@")) or _PASSPHRASE_NOT.fullmatch(value):
@@ -1066,12 +1067,13 @@ def _line_scan(text: str, end: int) -> Span | None:
         if _PASSPHRASE_NAMES.search(value):
             continue  # an encoding, a platform (``iso-8859-1``)
         start = token.start() + len(value) - len(value := value.lstrip("=:"))  # ``=`` is not it
-        if _scanned_value(value):
+        if _scanned_value(value) and made_as_password(value):
             return start, start + len(value)
     return None
 
 
 _FOREIGN_TAIL = lazyre.compile(_FOREIGN_PROSE_TAIL)
+_A_PASSWORD_WORD = lazyre.compile(r"(?i)(?:" + _PASSWORD_WORDS + r"|pass(?:word|phrase)?s?)")
 _LINE_TOKEN = lazyre.compile(r"[^\s'\"`,;()\u00ab\u00bb\u300c\u300d]+")
 FOREIGN_REACH = 80  # characters after a word for "password" searched for the password
 
@@ -1119,8 +1121,41 @@ _PASSPHRASE_NOT = lazyre.compile(r"v?\d+(?:[._-]\w+)*|[\w-]*\d+\.\d+[\w.-]*")  #
 # a platform, an encoding, a standard, a toolchain: a part of a name, never of a password
 _PASSPHRASE_NAMES = lazyre.compile(
     r"(?i)(?<![a-z])(?:x86|amd64|arm64|aarch64|i[36]86|utf|iso|sha|md5|rfc|cve|ghsa|pep|python"
-    r"|py|node|java|jdk|gcc|clang|llvm|win|ubuntu|debian|lts)(?![a-z])"
+    r"|py|node|java|jdk|gcc|clang|llvm|win|ubuntu|debian|lts|ssh|rsa|dsa|ecdsa|ed25519|x25519"
+    r"|aes|gcm|cbc|hmac|lib|macos|linux|darwin|ios|android|react|vue|next|prod|staging|dev"
+    r"|test|input|type|field)(?![a-z])"
 )
+
+
+def made_as_password(value: str) -> bool:
+    """A value found near a word for password (not where "is" points) or beside a login name,
+    made as people and generators make passwords: a symbol no name holds (``!@#$%^&*?~+``);
+    upper and lower case, a digit and a separator (``W4lnut_1``, ``Tango.topaz9704``); or
+    three or more words and a number (``walnut-willow-lagoon-9``), or words with a number glued
+    to the last (``harbor_ember352``). Not a name with a number (``macos-14``, ``vault-prod-1``,
+    ``input-type-3``), a key type (``ssh-ed25519``), an issue (``Bug#53857``), camel case."""
+    if _ISSUE_REF.search(value) or _PASSPHRASE_NAMES.search(value):
+        return False
+    if not _DIGIT.search(value) and not _lettered_password(value):
+        return False
+    if value.isalnum() and sum(len(w) for w in _CAMEL_WORDS.findall(value)) > len(value) * 0.5:
+        return False  # a name in camel case (``Argon2PasswordHasher``)
+    if _MADE_STRONG.search(value):
+        return True
+    upper = any(c.isupper() for c in value)
+    lower = any(c.islower() for c in value)
+    if upper and lower and (not value.isalnum() or len(value) >= 12 and _entropy(value) >= 3.5):
+        return True
+    if _NAME_END.search(value) or not passphrase(value):
+        return False
+    words = _WORD_PART.findall(value)
+    return len(words) >= 3 or bool(_GLUED_NUMBER.search(value))
+
+
+_MADE_STRONG = lazyre.compile(r"[!@#$%^&*?~+]")
+_ISSUE_REF = lazyre.compile(r"(?i)(?:bug|issue|pr|gh|ticket)?#\d+$")
+_WORD_PART = lazyre.compile(r"[A-Za-z]{3,}")
+_GLUED_NUMBER = lazyre.compile(r"[A-Za-z]{3,}\d+[-_~+.*!@#$&]?$")
 
 
 def passphrase(value: str) -> bool:
@@ -1166,12 +1201,14 @@ def _slashed_pair(match: re.Match[str]) -> Span | None:
     """``admin@acme.dev / ~1uqQ4Gh7IeGT``, ``qa-admin / W4lnut_1``, ```sales-demo` / `…```: a
     user and a password told together, with no word for either; the user reads as a login
     name, the password is made as passwords are (strict test, or a passphrase)."""
-    user, value = match["user"], match["secret"].rstrip(".:!?`'\"")
+    user, value = match["user"], match["secret"].rstrip(".:`'\"")
     if not _USER_NAME.fullmatch(user) or _NOT_PROSE_VALUE.fullmatch(user.split("@")[0]):
         return None
     if not any("a" <= c <= "z" for c in user):
         return None  # an advisory, a ticket (``CVE-2025-9820 / GNUTLS-SA-…``)
     if not (_scanned_value(value) and not _NOT_PROSE_VALUE.fullmatch(value)):
+        return None
+    if not made_as_password(value):
         return None
     if _PASSPHRASE_NAMES.search(value):
         return None  # ``'latin1' / 'iso-8859-1'``: two names of one thing
@@ -1190,12 +1227,29 @@ def _char_array(match: re.Match[str]) -> Span | None:
     return match.span("secret") if is_secret_name(match["name"]) else None
 
 
+def _pgpass(match: re.Match[str]) -> Span | None:
+    """The password field of a ``.pgpass`` line: the line itself holds the port (``:5432:``)
+    or a wildcard field (``:*:``)."""
+    line = match.group()
+    if ":5432:" not in line and ":*:" not in line:
+        return None
+    return match.span("secret") if looks_like_value(match["secret"], words=True) else None
+
+
+def _net_use(match: re.Match[str]) -> Span | None:
+    """``net use``'s password: not a variable (``$env:PASS``, ``%PASS%``) or a prompt (``*``)."""
+    value = match["secret"]
+    if value[:1] in ("$", "%", "*") or not looks_like_value(value, words=True):
+        return None
+    return match.span("secret")
+
+
 def _community(match: re.Match[str]) -> Span | None:
     """An SNMP community (its password): not the well-known defaults, not a placeholder."""
     value = match["secret"]
-    if value.lower() in ("public", "private") or not looks_like_value(value, words=True):
-        return None
-    return match.span("secret")
+    if value.lower() in ("public", "private") or _FLAG_PLACEHOLDER.fullmatch(value):
+        return None  # the defaults, a placeholder (``COMMUNITY``)
+    return match.span("secret") if looks_like_value(value, words=True) else None
 
 
 def _sql_setting(match: re.Match[str]) -> Span | None:
@@ -1204,7 +1258,8 @@ def _sql_setting(match: re.Match[str]) -> Span | None:
     name, group = (
         (match["name"], "secret") if match["name"] is not None else (match["vname"], "vsecret")
     )
-    if not is_secret_name(name) or not looks_like_value(match[group], words=True):
+    value = match[group]
+    if not is_secret_name(name) or " " in value or not looks_like_value(value):
         return None
     return match.span(group)
 
@@ -1286,6 +1341,8 @@ _SECRET_PAIRS = frozenset(
 )
 _DESCRIPTIVE_LAST = frozenset(
     {
+        "algorithm",
+        "algo",
         "count",
         "budget",
         "limit",
@@ -1998,6 +2055,8 @@ def _named_argument(match: re.Match[str]) -> Span | None:
         return None
     if _NOT_PROSE_VALUE.fullmatch(value):  # as in credential_call: a version, a SHA, a path
         return None
+    if _A_PASSWORD_WORD.fullmatch(value):
+        return None  # a label, a translation: ``('password', 'Passwort')``
     return match.span("secret") if looks_like_value(value, words=True) else None
 
 
@@ -2306,14 +2365,25 @@ def _grouped_base32(match: re.Match[str]) -> Span | None:
     them holding one of base32's digits (words of four letters hold none)."""
     groups = _TOTP_GROUP.findall(match.group())
     with_digit = sum(1 for g in groups if _DIGIT.search(g))
-    return match.span() if len(groups) >= 6 and with_digit >= 3 else None
+    return match.span() if len(groups) >= 4 and with_digit >= max(2, len(groups) // 3) else None
 
 
 def _code_line(match: re.Match[str]) -> Span | None:
     """One of a list of recovery codes (``4f8e7-5a8c8``, ``1234 5678``, a line of its own):
     a digit in it."""
+    if match["run"] is not None:  # one code of many hex groups (``8668 0265 fd2f …``)
+        return match.span("run") if len(_DIGITS_IN.findall(match["run"])) >= 8 else None
     group = "secret" if match["secret"] is not None else "line"
-    return match.span(group) if _DIGIT.search(match[group]) else None
+    if len(_DIGITS_IN.findall(match[group])) < 2 or len(_CODES_IN.findall(match.string)) < 3:
+        return None  # a list: three codes or more, each with digits (not ``2019-2024`` alone)
+    return match.span(group)
+
+
+_DIGITS_IN = lazyre.compile(r"\d")
+_CODES_IN = lazyre.compile(
+    r"(?<![\w-])(?:[0-9a-f]{4,6}-[0-9a-f]{4,6}|\d{4} \d{4})(?![\w-])"
+    r"|(?m:^)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])?[ \t]*(?=[a-z]*\d[a-z]*\d)[0-9a-z]{8,12}[ \t]*$"
+)
 
 
 def _provider(
@@ -2563,8 +2633,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "bitlocker_recovery_key",
-        _rx(r"(?<![\d-])(?P<secret>\d{6}(?:-\d{6}){7})(?![\d-])"),
-        ("-",),
+        _rx(r"(?<![\d-])(?P<secret>\d{6}(?:[- ]\d{6}){7})(?![\d-])"),
+        ("-", " "),
         context=("recovery", "bitlocker"),
     ),
     Rule(
@@ -2572,47 +2642,40 @@ RULES: tuple[Rule, ...] = (
         _rx(r"\[(?P<secret>(?:[ \t\r\n]*\d{1,3}[ \t\r\n]*,){63}[ \t\r\n]*\d{1,3})[ \t\r\n]*\]"),
         (",",),
         reach=TEXT,
-        context=("solana", "keypair", "wallet", "secret", "private", "key"),
+        context=("solana", "keypair", "wallet"),
     ),
     Rule(
         "seed_phrase",
-        _rx(r"(?<![a-z])(?:[a-z]{3,8}[ \t,]+(?:\d{1,2}[.)][ \t]*)?){11,}[a-z]{3,8}"),
+        _rx(r"(?<![a-z])(?:[a-z]{3,8}[ \t,]+(?:\d{1,2}[.)][ \t]*)?){11,24}[a-z]{3,8}"),
         (" ",),
         context=(
-            "seed",
-            "mnemonic",
-            "wallet",
-            "phrase",
-            "recovery",
-            "bip39",
-            "bip-39",
-            "backup",
-            "metamask",
-            "ledger",
-            "trezor",
-            "phantom",
-            "keystore",
-            "words",
+            *("seed", "mnemonic", "wallet", "recovery phrase", "secret phrase", "backup phrase"),
+            *("bip39", "bip-39", "metamask", "ledger", "trezor", "phantom", "keystore"),
+            *("paper key", "key phrase", "recovery words", "seed words"),
         ),
         span_of=_seed_phrase,
     ),
     Rule(
         "totp_seed",
-        _rx(r"(?<![\w-])[A-Za-z2-7]{4}(?:[ \t][A-Za-z2-7]{4}){5,15}(?![\w-])"),
+        _rx(r"(?<![\w-])[A-Za-z2-7]{4}(?:[ \t][A-Za-z2-7]{4}){3,15}(?![\w-])"),
         (" ",),
-        context=("2fa", "totp", "otp", "authenticator", "mfa", "two-factor", "manual", "setup key"),
+        context=(
+            *("2fa", "totp", "authenticator", "mfa", "two-factor", "setup key", "manual entry"),
+            *("one-time", "otpauth"),
+        ),
         span_of=_grouped_base32,
     ),
     Rule(
         "recovery_code",
         _rx(
-            r"(?<![\w-])(?P<secret>[0-9a-z]{4,6}-[0-9a-z]{4,6}|\d{4} \d{4})(?![\w-])"
+            r"(?<![\w-])(?P<run>[0-9a-fA-F]{4}(?:[ -][0-9a-fA-F]{4}){7,31})(?![\w-])"
+            r"|(?<![\w-])(?P<secret>[0-9a-f]{4,6}-[0-9a-f]{4,6}|\d{4} \d{4})(?![\w-])"
             r"|\n[ \t]*(?:[-*\u2022]|\d{1,2}[.)])?[ \t]*(?P<line>[0-9a-z]{8,12})[ \t]*(?=\r?\n|$)"
         ),
         ("-", " ", "\n"),
         context=(
             *("recovery code", "backup code", "recovery-code", "backup-code", "scratch code"),
-            *("verification code", "backup verification"),
+            "backup verification",
         ),
         span_of=_code_line,
     ),
@@ -2620,11 +2683,14 @@ RULES: tuple[Rule, ...] = (
         "numeric_code",
         _rx(
             r"(?i)(?:\b(?:(?-i:PUK2?|PIN)|pin[ \t-]?(?:code|kode\w*|c\u00f3digo|kod\w*)|passcode"
-            r"|(?:door|alarm|installer|master|gate|access|entry|safe|lock|keypad|garage|building"
-            r"|panel|admin)[ \t-]?code)\b|\u092a\u093f\u0928)"
-            r"[^\n]{0,40}?(?<![\w.#-])(?P<secret>\d{4,12})(?![\w-]|\.\d)"
+            r"|(?:door|alarm|disarm|arming|installer|gate|keypad|garage|voicemail|lockbox)"
+            r"[ \t-]?(?:code|pin))\b|\u092a\u093f\u0928|\u6697\u8a3c\u756a\u53f7)"
+            r"(?:[ \t]*[:=#-]?[ \t]*|[^\n]{0,40}?\b(?:is|was|to|are|now|e|"
+            + _COPULAS
+            + r")[ \t]*:?[ \t]*)"
+            r"(?<![\w.#-])(?P<secret>\d{4,12})(?![\w-]|\.\d)"
         ),
-        ("puk", "pin", "passcode", "code", "\u092a\u093f\u0928"),
+        ("puk", "pin", "passcode", "code", "\u092a\u093f\u0928", "\u6697\u8a3c\u756a\u53f7"),
         folded=True,
         reach=LINES,
     ),
@@ -2869,30 +2935,32 @@ RULES: tuple[Rule, ...] = (
         "pgpass_line",
         _rx(
             r"(?m)^[ \t]*[\w.*\[\]:-]{1,255}?:(?:\d{1,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:"
-            r"(?P<secret>\S{1,128})[ \t]*$"
+            r"(?P<secret>[^\s:/]{1,128})[ \t]*$"
         ),
-        (":5432:", ":*:", "pgpass"),
-        folded=True,
-        span_of=_value(),
+        (":5432:", ":*:"),
+        reach=LINES,
+        span_of=_pgpass,
     ),
     Rule(
         "net_use_password",
         _rx(
-            r"(?i)\bnet[ \t]+use\b[^\n]{0,200}?[ \t](?:\\\\[^\s/]{1,200}|/user:\S{1,200})[ \t]+"
-            r"(?P<secret>[^\s/\\\"][^\s]*)"
+            r"(?i)\bnet[ \t]+use\b[^\n]{0,200}?[ \t]"
+            r"(?:\\\\[^\s/]{1,200}|/u(?:ser)?:\S{1,200})[ \t]+(?P<secret>[^\s/\\\"][^\s]*)"
         ),
         ("net use",),
         folded=True,
-        span_of=_value(),
+        span_of=_net_use,
         reach=LINES,
     ),
     Rule(
         "snmp_community",
         _rx(
-            r"(?i)\b(?:snmp-server[ \t]+community|r[ow]community6?|community[ \t]+string)"
-            r"[ \t:=]+['\"]?(?P<secret>[^\s'\"]+)"
+            r"(?i)\b(?:snmp-server[ \t]+community|r[ow]community6?"
+            r"|community[ \t]+string[ \t]*(?:[:=]|\bis\b)"
+            r"|snmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap)\b[^\n]{0,200}?[ \t]-c)"
+            r"[ \t:=]*['\"]?(?P<secret>[^\s'\"]+)"
         ),
-        ("community",),
+        ("community", "snmp"),
         folded=True,
         span_of=_community,
         reach=LINES,
@@ -2900,10 +2968,10 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "irc_password",
         _rx(
-            r"(?i)(?<![\w/])/(?:oper[ \t]+\S+|(?:msg[ \t]+)?nickserv[ \t]+identify"
-            r"(?:[ \t]+\S+)?(?=[ \t]+\S+[ \t]*$)|pass)[ \t]+(?P<secret>\S+)"
+            r"(?im)(?<![\w/])/(?:oper[ \t]+\S+|(?:msg[ \t]+)?(?:nickserv|ns)[ \t]+identify"
+            r"(?:[ \t]+\S+)?(?=[ \t]+\S+[ \t]*$))[ \t]+(?P<secret>\S+)"
         ),
-        ("/oper", "identify", "/pass"),
+        ("/oper", "identify"),
         folded=True,
         span_of=_value(),
         reach=LINES,
@@ -2929,6 +2997,7 @@ RULES: tuple[Rule, ...] = (
         ),
         ("-t ",),
         reach=LINES,
+        context=("codecov",),
     ),
     Rule(
         "positional_password",
@@ -2950,7 +3019,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "char_array_secret",
         _rx(
-            r"(?P<name>\w+)(?:[ \t]*\[\])?[ \t]*=[ \t]*(?:new[ \t]+char[ \t]*\[\][ \t]*)?\{"
+            r"(?<![\w$])(?P<name>[A-Za-z_]\w{0,63})(?:[ \t]*\[\])?[ \t]*=[ \t]*"
+            r"(?:new[ \t]+char[ \t]*\[\][ \t]*)?\{"
             r"(?P<secret>(?:[ \t]*'[^'\\\n]'[ \t]*,){5,}[ \t]*'[^'\\\n]')[ \t]*,?[ \t]*\}"
         ),
         ("{",),
@@ -3250,7 +3320,7 @@ RULES: tuple[Rule, ...] = (
             r"(?<![\w/.@+-])[`'\"]?(?P<user>[\w.@+-]{2,64})[`'\"]?[ \t]+/[ \t]+[`'\"]?"
             r"(?P<secret>[^\s'\"`,;()]{6,64})"
         ),
-        (" / ",),
+        (" / ", "\t/", "/\t"),
         span_of=_slashed_pair,
         reach=LINES,
     ),

@@ -968,7 +968,7 @@ SEED = "legal winner thank year wave sausage worth useful legal winner thank yel
             "9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c",
         ),
         (
-            "./uploader -t 3f6c2a1e-9b7d-4e5f-8a2c-1d3e5f7a9b0c -f report.xml",
+            "./codecov -t 3f6c2a1e-9b7d-4e5f-8a2c-1d3e5f7a9b0c -f report.xml",
             "3f6c2a1e-9b7d-4e5f-8a2c-1d3e5f7a9b0c",
         ),
         (
@@ -984,7 +984,7 @@ SEED = "legal winner thank year wave sausage worth useful legal winner thank yel
             SEED,
         ),
         ("2FA setup key (manual): mzxw 6ytb oi3d emzq gy4t ambr", "mzxw 6ytb oi3d emzq gy4t ambr"),
-        ("Backup codes:\n7c2e1-9a4b0\n3f8d2-6e1c5\n", "7c2e1-9a4b0"),
+        ("Backup codes:\n7c2e1-9a4b0\n3f8d2-6e1c5\n0b9a8-7c6d5\n", "7c2e1-9a4b0"),
         ("New SIM: PIN 4821, PUK 90817263 in the safe", "90817263"),
         ("Gate code for the loading dock is now 58213.", "58213"),
     ],
