@@ -183,6 +183,10 @@ kind                             what is redacted
                                  its position
 ``sasl_passwd_line``             a Postfix ``sasl_passwd`` line (``[host]:port user:…``), in a
                                  text that names the map
+``wrapped_value``                a secret name set to one literal wrapped in a call
+                                 (``AccessKeySecret: tea.String("…")``, ``password: Some("…")``,
+                                 ``codecs.decode('…', 'rot13')``), not a lookup, hash, pattern
+                                 or translation, the value made as passwords or keys are
 ``char_array_secret``            a character array literal given to a secret-named variable
                                  (``char[] KS_PASS = {'d','t',…}``)
 ``azure_devops_pat``             52 base32 characters after ``ado`` / ``azure devops`` / ``pat``
@@ -456,7 +460,7 @@ _PLAIN_WORD = lazyre.compile(r"[A-Z]?[a-z]{1,11}[.,:!]?")
 _LOWER_WORD = lazyre.compile(r"[a-z]{1,7}")
 _NOT_PROSE_VALUE = lazyre.compile(
     r"v?\d+(?:\.\d+)+\S*|[0-9a-f]{7,31}|[0-9a-f]{40}|[0-9A-F]{16}|[0-9A-F]{40}"
-    r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.-]+@[\w.-]+|\S*://\S*"
+    r"|(?:arn|urn):\S+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z0-9._-]+@[\w.-]+|[\w.-]+@[\w-]+\.[\w.-]*[A-Za-z]|\S*://\S*"
     r"|[\w./-]*/[\w./-]*|[\w-]+\.(?:js|ts|py|md|json|ya?ml|rst|txt)"
     r"|\d{4}-\d{2}-\d{2}[\w.:+-]*"  # a date, a date-led name (a session's slug: 2026-12-01-…)
     r"|[a-z_]\w*(?:\.[a-z_]\w*)+\.[A-Z]\w*"  # a class's full name (``django.….Argon2Hasher``)
@@ -868,7 +872,9 @@ _PASSWORD_WORDS = (
     # words that inflect (lösenordet, passordet, hasła, пароля, şifresi): a few letters more
     r"(?:passwort|kennwort|mot\s+de\s+passe|contrase[\u00f1n]a|clave|senha|wachtwoord"
     r"|l[\u00f6o]senord|passord|adgangskode|salasana|has[\u0142l]|heslo|jelsz[\u00f3oa]"
-    r"|paro+l|palavra[\s-]passe|api[\s_-]?(?:sleutel|schl\u00fcssel|nyckel|n\u00f8gle|avain|klucz"
+    r"|paro+l|palavra[\s-]passe|[\u0161s]ifr[ae]|[\u015fs]\u00eefr|facal[\s-]faire|ger[\s-]tremen"
+    r"|loynior[\u00f0d]|modpas|wachtwurd|tembung\s+sandh?i|erayga\s+sirta|furaha\s+sirta"
+    r"|ijambo\s+ry.ibanga|kupuhipa|teny\s+miafina|okwuntughe|phasewete|\u067e\u067c\u0646\u0648\u0645|api[\s_-]?(?:sleutel|schl\u00fcssel|nyckel|n\u00f8gle|avain|klucz"
     r"|kl\u00ed\u010d|chiave|\u043a\u043b\u044e\u0447)|salas\u00f5n|pasfhocal|fjal\u00ebkalim|pasvort|passwuert|iphasiwed|kalmar\s+sirri"
     r"|\u049b\u04b1\u043f\u0438\u044f\s+\u0441\u04e9\u0437|\u043d\u0443\u0443\u0446\s+\u04af\u0433"
     r"|\u0441\u044b\u0440\u0441\u04e9\u0437|\u6697\u8a3c\u756a\u53f7"
@@ -954,6 +960,22 @@ _PASSWORD_LITERALS = (
         "\u05e1\u05d9\u05e1\u05de\u05d0",
         "kata sandi",
         "parool",
+        "\u0161ifr",
+        "\u00eefr",
+        "facal",
+        "ger-tremen",
+        "ger tremen",
+        "loynior",
+        "modpas",
+        "wachtwurd",
+        "tembung",
+        "sirta",
+        "ibanga",
+        "kupuhipa",
+        "miafina",
+        "okwuntughe",
+        "phasewete",
+        "\u067e\u067c\u0646\u0648\u0645",
         "palavra",
         "sleutel",
         "schl\u00fcssel",
@@ -1236,6 +1258,28 @@ def _pgpass(match: re.Match[str]) -> Span | None:
     return match.span("secret") if looks_like_value(match["secret"], words=True) else None
 
 
+_LOOKUP_CALLEE = lazyre.compile(
+    r"(?i)(?:^|[._:])(?:get\w*|env\w*|\w*environ|read\w*|load\w*|lookup|ref|secret\w*|vault\w*"
+    r"|require\w*|fetch|hash\w*|encrypt\w*|sha\d*|md5|bcrypt|argon2\w*|t|_|gettext|i18n|tr"
+    r"|\w*compile|regexp?|pattern|mustcompile|glob|path|url\w*|\w*config\w*|\w*setting\w*)$"
+)
+
+
+def _wrapped_value(match: re.Match[str]) -> Span | None:
+    """``AccessKeySecret: tea.String("…")``, ``password: Some("…")``, ``SMTP_PASSWORD =
+    codecs.decode('…', 'rot13')``: a secret name set to one literal wrapped in a call — not a
+    lookup (``os.getenv("DB_PASSWORD")``, ``secret("db")``), a hash or a translation."""
+    name, callee, value = match["name"], match["callee"], match["secret"]
+    if not is_secret_name(name) or _LOOKUP_CALLEE.search(callee):
+        return None
+    if _ENV_NAME.fullmatch(value) or _NOT_PROSE_VALUE.fullmatch(value):
+        return None
+    if is_secret_name(value.replace("-", "_")):
+        return None  # a key's name (``gitConfig("git-p4.password")``)
+    ok = looks_like_value(value, strict=True) or made_as_password(value) or looks_random(value)
+    return match.span("secret") if ok else None
+
+
 def _net_use(match: re.Match[str]) -> Span | None:
     """``net use``'s password: not a variable (``$env:PASS``, ``%PASS%``) or a prompt (``*``)."""
     value = match["secret"]
@@ -1316,6 +1360,7 @@ _SECRET_PARTS = frozenset(
         "pfx",
         "p12",
         "keystore",
+        "puk",
     }
 )
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "pass")
@@ -1399,7 +1444,7 @@ _DESCRIPTIVE_FIRST = frozenset({"max", "min", "num", "is", "existing", "load"})
 # every secret name holds one of these (lower-cased): a text without any holds no secret name
 _NAME_LITERALS: tuple[str, ...] = (
     *("pass", "pw", "secret", "token", "key", "cred", "dsn", "pat", "psk", "salt", "mnemonic"),
-    *("private", "pfx", "p12"),
+    *("private", "pfx", "p12", "puk"),
 )
 
 
@@ -1652,6 +1697,8 @@ def _secret_flag(match: re.Match[str]) -> Span | None:
     glued = match["op"] == "="
     if not glued and (value.startswith("-") or not match["q"] and _PLAIN_WORD.fullmatch(value)):
         return None
+    if "puk" in _name_parts(name) and value.isdigit() and len(value) >= 6:
+        return match.span("secret")  # ``--new-puk 56781234``: a PUK is digits
     if (
         not looks_like_value(value, words=glued)
         or _FLAG_PLACEHOLDER.fullmatch(value.strip("'\""))
@@ -2372,7 +2419,7 @@ def _code_line(match: re.Match[str]) -> Span | None:
     """One of a list of recovery codes (``4f8e7-5a8c8``, ``1234 5678``, a line of its own):
     a digit in it."""
     if match["run"] is not None:  # one code of many hex groups (``8668 0265 fd2f …``)
-        return match.span("run") if len(_DIGITS_IN.findall(match["run"])) >= 8 else None
+        return match.span("run") if len(_DIGITS_IN.findall(match["run"])) >= 3 else None
     group = "secret" if match["secret"] is not None else "line"
     if len(_DIGITS_IN.findall(match[group])) < 2 or len(_CODES_IN.findall(match.string)) < 3:
         return None  # a list: three codes or more, each with digits (not ``2019-2024`` alone)
@@ -2381,7 +2428,7 @@ def _code_line(match: re.Match[str]) -> Span | None:
 
 _DIGITS_IN = lazyre.compile(r"\d")
 _CODES_IN = lazyre.compile(
-    r"(?<![\w-])(?:[0-9a-f]{4,6}-[0-9a-f]{4,6}|\d{4} \d{4})(?![\w-])"
+    r"(?<![\w-])(?:[0-9a-f]{4,6}-[0-9a-f]{4,6}|[0-9a-z]{4}-[0-9a-z]{4}|\d{4} \d{4})(?![\w-])"
     r"|(?m:^)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])?[ \t]*(?=[a-z]*\d[a-z]*\d)[0-9a-z]{8,12}[ \t]*$"
 )
 
@@ -2668,13 +2715,16 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "recovery_code",
         _rx(
-            r"(?<![\w-])(?P<run>[0-9a-fA-F]{4}(?:[ -][0-9a-fA-F]{4}){7,31})(?![\w-])"
-            r"|(?<![\w-])(?P<secret>[0-9a-f]{4,6}-[0-9a-f]{4,6}|\d{4} \d{4})(?![\w-])"
+            r"(?<![\w-])(?P<run>[0-9a-fA-F]{4}(?:[ -][0-9a-fA-F]{4}){7,31}"
+            r"|[0-9A-Z]{5}(?:-[0-9A-Z]{5}){4,7})(?![\w-])"
+            r"|(?<![\w-])(?P<secret>[0-9a-f]{4,6}-[0-9a-f]{4,6}|[0-9a-z]{4}-[0-9a-z]{4}"
+            r"|\d{4} \d{4})(?![\w-])"
             r"|\n[ \t]*(?:[-*\u2022]|\d{1,2}[.)])?[ \t]*(?P<line>[0-9a-z]{8,12})[ \t]*(?=\r?\n|$)"
         ),
         ("-", " ", "\n"),
         context=(
             *("recovery code", "backup code", "recovery-code", "backup-code", "scratch code"),
+            *("backup_code", "recovery_code"),
             "backup verification",
         ),
         span_of=_code_line,
@@ -3257,6 +3307,18 @@ RULES: tuple[Rule, ...] = (
         _NAME_LITERALS,
         folded=True,
         span_of=_named_argument,
+        reach=LINES,
+    ),
+    Rule(
+        "wrapped_value",
+        _rx(
+            r"(?<![\w.-])['\"]?(?P<name>[A-Za-z_][\w.-]{1,80})['\"]?[ \t]*(?::=|[:=])[ \t]*"
+            r"(?P<callee>[A-Za-z_][\w.:]{0,60})\([ \t]*[bru]?(?P<q>['\"])"
+            r"(?P<secret>[^'\"\n]{4,200})(?P=q)[ \t]*(?:,[^()\n]{0,80})?\)"
+        ),
+        _NAME_LITERALS,
+        folded=True,
+        span_of=_wrapped_value,
         reach=LINES,
     ),
     Rule(

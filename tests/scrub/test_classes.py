@@ -1109,3 +1109,41 @@ def test_set_ten_classes_positional_calls_words_and_codes_are_redacted(
 )
 def test_the_same_calls_words_and_codes_without_a_secret_are_kept(text: str) -> None:
     assert kept(text), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("Лозинката за серверот е Granit42@QWmzKp, корисникот е ops.", "Granit42@QWmzKp"),
+        ("Šifra za bazu je Lantern-cobalt5521 , korisnik app.", "Lantern-cobalt5521"),
+        ("Am facal-faire airson an t-sèibheir: Cedar77*KLmnPq", "Cedar77*KLmnPq"),
+        ("Modpas sèvè a se Orchid19_PQRwxy , pa bay pèsonn li.", "Orchid19_PQRwxy"),
+        ("userlist ops\n    user admin insecure-password Copper@heron47", "Copper@heron47"),
+        ("Tested-with: qa-admin / Heron@maple9023", "Heron@maple9023"),
+        ('AccessKeySecret: tea.String("Xk29dLmQpR7vNw3ZtY8sBc4F"),', "Xk29dLmQpR7vNw3ZtY8sBc4F"),
+        ('Config { user: "app", password: Some("Birch88@QRstUv") }', "Birch88@QRstUv"),
+        ("MAIL_PASSWORD = codecs.decode('GdJ8pQ2vLm9xRk', 'rot13')", "GdJ8pQ2vLm9xRk"),
+        ("ykman piv access change-puk --puk 12345678 --new-puk 56781234", "56781234"),
+        (
+            "Microsoft recovery code:\nQ7RTP-A03RS-KH3LR-FUWXM-JM9TF",
+            "Q7RTP-A03RS-KH3LR-FUWXM-JM9TF",
+        ),
+        ("discord backup codes:\n* rv1g-9gb5\n* 49d6-fu4g\n* k2m8-77qa", "rv1g-9gb5"),
+    ],
+)
+def test_set_eleven_classes_are_redacted(text: str, value: str) -> None:
+    assert redacted(text, value), scrub_secrets(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password = gitConfig("git-p4.password")',
+        'GITHUB_TOKEN_RE = re.compile(r"\\b(?:ghp|gho)_[A-Za-z0-9]{36}\\b")',
+        'DB_PASSWORD = os.getenv("DB_PASSWORD_FILE")',
+        "password user@host",
+        "Šifra mora imati najmanje 12 znakova.",
+    ],
+)
+def test_the_same_wrappers_and_words_without_a_secret_are_kept(text: str) -> None:
+    assert kept(text), scrub_secrets(text)[0]
