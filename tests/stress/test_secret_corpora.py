@@ -57,6 +57,10 @@ def test_whole_real_history_is_kept(corpus: str, ceiling: int) -> None:
         "corpus_heldout5.jsonl",
         "corpus_heldout9.jsonl",
         "benign_heldout9.jsonl",
+        "corpus_heldout10.jsonl",
+        "benign_heldout10.jsonl",
+        "corpus_heldout11.jsonl",
+        "benign_heldout11.jsonl",
         *sorted(BENIGN_CEILINGS),
     ],
 )
