@@ -57,8 +57,7 @@ BENIGN = (
             f"benign_heldout{n}.jsonl",
             f"false_positives_lookalikes{n}",
             f"look-alikes, set {n}",
-            f"look-alikes written beside held-out {n}"
-            + (" (never tuned on)" if n == 12 else ""),
+            f"look-alikes written beside held-out {n}" + (" (never tuned on)" if n == 12 else ""),
         )
         for n in (9, 10, 11, 12)
     ),

@@ -128,7 +128,7 @@ def status(
             a["label"], f"{hooks_text}; {trust}" + (f" ({a['trust']})" if a["trust"] else "")
         )
     if st.last_note:
-        table.add_row("last note", f"{st.last_note['time']}  {st.last_note['title']}")
+        table.add_row("last note written", f"{st.last_note['time']}  {st.last_note['title']}")
     if st.last_fold:
         table.add_row(
             "digest", f"folded {st.last_fold.get('folded_at')} by {st.last_fold.get('merger')}"

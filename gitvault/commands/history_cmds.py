@@ -24,8 +24,9 @@ def log_cmd(
     since: str = since_option("a note by its project commit's date, a session by its save"),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """The vault's history, newest first: one line per note (with the project commit it
-    describes and that commit's date), session (by title) and fold."""
+    """The vault's history, the newest vault commit first: one line per note (with the project
+    commit it describes and that commit's date; a backfill writes old commits' notes after
+    newer ones), session (by title) and fold."""
     if kind is not None and kind not in history.KINDS:
         raise GitvaultError(f"unknown kind {kind!r}", hint="use note, session or fold")
     moment = parse_since(since)

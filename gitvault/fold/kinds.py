@@ -38,6 +38,11 @@ _CHANGELOG_DIRS = ("changes", "changelog.d", "changes.d", "newsfragments", ".cha
 _DOC_DIRS = {"doc", "docs", "documentation", "website", "site"}
 _CODE_ROOTS = {"src", "lib", "packages", "pkg", "apps", "crates", "cmd", "internal", "modules"}
 _NOT_CODE = re.compile(r"^(?:\..+|license.*|licence.*|copying.*|authors.*|notice.*)$", re.I)
+# subjects git writes itself (a revert, a merge, a fixup): no one's convention
+GENERATED_SUBJECT = re.compile(
+    r'^(?:Revert "|Reapply "|Merge (?:branch|pull request|remote-tracking branch|tag|commit) '
+    r"|(?:fixup|squash|amend)! )"
+)
 
 REVERT_BODY = re.compile(r"This reverts commit ([0-9a-fA-F]{7,40})")
 REVERT_SUBJECT = re.compile(r'^Revert "(.+)"(?:\s*\((?:#|!)\d+\))?\s*$')
@@ -117,7 +122,8 @@ def _area(path: str, parts: list[str]) -> str:
 
 def is_code(path: str) -> bool:
     """Code: neither tests, changelogs nor docs; a top-level file counts (git's own *.c are
-    top-level), except dotfiles and licence texts."""
+    top-level), except licence texts, dotfiles and whatever lies under a dot-folder (tools'
+    and agents' settings: .github/, .vscode/, and the .claude/ skills gitvault writes)."""
     return classify(path).code
 
 
@@ -142,9 +148,8 @@ def classify(path: str) -> PathKind:
     parts = path.split("/")
     test, changelog = _is_test(parts), _is_changelog(parts)
     where = _area(path, parts)
-    code = not (test or changelog or _is_doc(parts)) and (
-        len(parts) > 1 or not _NOT_CODE.match(path)
-    )
+    tooling = parts[0].startswith(".") if len(parts) > 1 else bool(_NOT_CODE.match(path))
+    code = not (test or changelog or _is_doc(parts) or tooling)
     companion = _changelog_key(path, where) if changelog else ""
     return PathKind(test, changelog, code, where, companion)
 

@@ -112,7 +112,9 @@ _STYLE_ABOUT = (
 
 
 def message_style(history: View, now: Now) -> list[Fact]:
-    recent = history.newest(STYLE_WINDOW)
+    recent = [
+        c for c in history.newest(STYLE_WINDOW) if not kinds.GENERATED_SUBJECT.match(c.subject)
+    ]
     if len(recent) < 5:
         return []
     n = len(recent)

@@ -498,3 +498,27 @@ def _write_digest(repo: Repo, lines: list[str]) -> None:
         body += f"\n## {name}\n- (none yet)\n"
     meta = {"kind": "digest", "watermark": vault.require_tip(), "merger": "builtin"}
     vault.commit({layout.DIGEST: frontmatter.render(meta, body).encode()}, "fold test digest")
+
+
+def test_subjects_git_writes_are_no_ones_convention(repo: Repo) -> None:
+    """`git revert` writes `Revert "…"`: a history of lower-case subjects and their reverts has
+    no capitalised convention (a newcomer's digest said so, counting the reverts)."""
+    history = [(f"tweak the parser {i}", [f"src/f{i % 3}.py"]) for i in range(6)]
+    history += [(f'Revert "tweak the parser {i}"', [f"src/f{i % 3}.py"]) for i in range(8)]
+    dated_history(repo, history)
+    conventions = "\n".join(fold(repo)["Conventions"])
+    assert "capitalised" not in conventions, conventions
+
+
+def test_files_under_dot_folders_are_not_the_projects_code(repo: Repo) -> None:
+    """The agent files gitvault writes (.claude/skills/…) and tools' settings (.github/) are
+    not where the project's code changes."""
+    history = []
+    for i in range(6):
+        history.append((f"Tune the skills {i}", [".claude/skills/save/SKILL.md", ".mcp.json"]))
+        history.append((f"Tune CI {i}", [".github/workflows/ci.yml"]))
+    history += [(f"Parse tabs {i}", ["src/app/parser.py"]) for i in range(3)]
+    dated_history(repo, history)
+    layout = "\n".join(fold(repo)["Architecture"])
+    assert ".claude/" not in layout and ".github/" not in layout, layout
+    assert "src/app/" in layout, layout
