@@ -2378,29 +2378,29 @@ def _bip39_words() -> frozenset[str]:
 _BIP39: list[frozenset[str]] = []
 
 
-def _seed_phrase(match: re.Match[str]) -> Span | None:
+def _seed_phrase(match: re.Match[str]) -> list[Span]:
     """A wallet's recovery phrase: 12 or more words in a row, each from BIP-39's list of 2,048
-    (prose never holds twelve of them in a row: "the", "of", "is" are not in it)."""
+    (prose never holds twelve of them in a row: "the", "of", "is" are not in it). The match is
+    a whole run of short words; every such phrase in it is returned, and none ([]) moves the
+    search past the run (one pass over a long run, never one per word of it)."""
     if not _BIP39:
         _BIP39.append(_bip39_words())
     words = _BIP39[0]
-    run_start = run_end = -1
-    count = 0
+    found: list[Span] = []
+    count = run_start = run_end = 0
     for word in _SEED_WORD.finditer(match.group()):
         if word.group() in words:
             if count == 0:
                 run_start = word.start()
             count += 1
             run_end = word.end()
-            if count >= 12:
-                continue
-        else:
-            if count >= 12:
-                break
-            count = 0
-    if count < 12:
-        return None
-    return match.start() + run_start, match.start() + run_end
+            continue
+        if count >= 12:
+            found.append((match.start() + run_start, match.start() + run_end))
+        count = 0
+    if count >= 12:
+        found.append((match.start() + run_start, match.start() + run_end))
+    return found
 
 
 _SEED_WORD = lazyre.compile(r"[a-z]+")
@@ -2693,7 +2693,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "seed_phrase",
-        _rx(r"(?<![a-z])(?:[a-z]{3,8}[ \t,]+(?:\d{1,2}[.)][ \t]*)?){11,24}[a-z]{3,8}"),
+        _rx(r"(?<![a-z])(?:[a-z]{3,8}[ \t,]+(?:\d{1,2}[.)][ \t]*)?){11,}[a-z]{3,8}"),
         (" ",),
         context=(
             *("seed", "mnemonic", "wallet", "recovery phrase", "secret phrase", "backup phrase"),

@@ -169,6 +169,7 @@ VIEW_PAGES = "view-pages.json"
 VALIDATED = "validated.json"
 # gitvault's git config keys of a worktree and the files they were read from (vault/configcache)
 CONFIG_CACHE = "config-cache."
+CONFIG_CACHE_MAIN = CONFIG_CACHE + READY_MAIN  # the main worktree's
 TOML_CACHE = "toml-cache.json"  # vault.toml's text at the last few vault tips (vault/configcache)
 
 # -- sharing ----------------------------------------------------------------------------------
@@ -211,6 +212,8 @@ FILES = (
     FOLD_LOG,
     VERIFY,
     VALIDATED,
+    CONFIG_CACHE_MAIN,
+    TOML_CACHE,
     MINED,
     MINED_LOCK,
     SEARCH_INDEX,

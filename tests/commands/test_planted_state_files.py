@@ -43,6 +43,7 @@ NOT_PATHS = {
     statedir.READY_LOCK,
     statedir.READY_STATUS,
     statedir.READY_FILES,  # a prefix: FILES holds the main worktree's blocks file
+    statedir.CONFIG_CACHE,  # a prefix: FILES holds the main worktree's cache
     statedir.RECORDS_LOCK,
 }
 

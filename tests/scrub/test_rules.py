@@ -434,7 +434,7 @@ _RUNS = {
     "colon fields": lambda n: "db:5432:" + "a:" * (n // 2),
     "net use": lambda n: "net use " * (n // 8),
     "login pairs": lambda n: "a / " * (n // 4),
-    "short words after a context word": lambda n: "backup: " + "abc " * (n // 4),
+    "short words after a context word": lambda n: "wallet seed: " + "abc " * (n // 4),
     "a brace before a run of word characters": lambda n: "{" + "a" * n,
 }
 
