@@ -183,10 +183,6 @@ kind                             what is redacted
                                  its position
 ``sasl_passwd_line``             a Postfix ``sasl_passwd`` line (``[host]:port user:…``), in a
                                  text that names the map
-``wrapped_value``                a secret name set to one literal wrapped in a call
-                                 (``AccessKeySecret: tea.String("…")``, ``password: Some("…")``,
-                                 ``codecs.decode('…', 'rot13')``), not a lookup, hash, pattern
-                                 or translation, the value made as passwords or keys are
 ``char_array_secret``            a character array literal given to a secret-named variable
                                  (``char[] KS_PASS = {'d','t',…}``)
 ``azure_devops_pat``             52 base32 characters after ``ado`` / ``azure devops`` / ``pat``
@@ -209,7 +205,10 @@ kind                             what is redacted
 ``dsn_password``                 the password of a Go driver DSN: ``user:…@tcp(host:3306)/db``
 ``pgpass``                       the password field of ``host:port:db:user:password`` lines,
                                  when the text mentions pgpass
-``secret_assignment``            ``NAME=value``, ``NAME: value``, ``"NAME": "value"``,
+``secret_assignment``            ``NAME=value``, ``NAME: value``, ``"NAME": "value"``, one
+                                 literal in a wrapper call (``NAME: tea.String("…")``,
+                                 ``Some("…")``, ``codecs.decode('…', 'rot13')``; not a lookup,
+                                 a hash or a pattern),
                                  ``export NAME='value'``, ``NAME := value``, ``NAME => value``,
                                  where NAME is a secret name (below); the name is kept and only
                                  the value (inside its quotes, if quoted) is redacted; an
@@ -1258,6 +1257,7 @@ def _pgpass(match: re.Match[str]) -> Span | None:
     return match.span("secret") if looks_like_value(match["secret"], words=True) else None
 
 
+_CALLEE_NAME = lazyre.compile(r"[A-Za-z_][\w.:]{0,60}")
 _LOOKUP_CALLEE = lazyre.compile(
     r"(?i)(?:^|[._:])(?:get\w*|env\w*|\w*environ|read\w*|load\w*|lookup|ref|secret\w*|vault\w*"
     r"|require\w*|fetch|hash\w*|encrypt\w*|sha\d*|md5|bcrypt|argon2\w*|t|_|gettext|i18n|tr"
@@ -1265,19 +1265,26 @@ _LOOKUP_CALLEE = lazyre.compile(
 )
 
 
-def _wrapped_value(match: re.Match[str]) -> Span | None:
-    """``AccessKeySecret: tea.String("…")``, ``password: Some("…")``, ``SMTP_PASSWORD =
-    codecs.decode('…', 'rot13')``: a secret name set to one literal wrapped in a call — not a
-    lookup (``os.getenv("DB_PASSWORD")``, ``secret("db")``), a hash or a translation."""
-    name, callee, value = match["name"], match["callee"], match["secret"]
-    if not is_secret_name(name) or _LOOKUP_CALLEE.search(callee):
+_WRAPPED_LITERAL = lazyre.compile(
+    r"[ \t]*[bru]?(?P<q>['\"])(?P<secret>[^'\"\n]{4,200})(?P=q)[ \t]*(?:,[^()\n]{0,80})?\)"
+)
+
+
+def _wrapped(text: str, at: int, callee: str) -> Span | None:
+    """A secret name set to one literal wrapped in a call (``AccessKeySecret:
+    tea.String("…")``, ``password: Some("…")``, ``codecs.decode('…', 'rot13')``): the literal,
+    when the call is no lookup (``os.getenv("DB_PASSWORD")``, ``secret("db")``), hash, pattern
+    or translation, and the literal is made as passwords or keys are, not a key's name."""
+    found = _WRAPPED_LITERAL.match(text, at, min(len(text), at + 400))
+    if found is None or _LOOKUP_CALLEE.search(callee):
         return None
+    value = found["secret"]
     if _ENV_NAME.fullmatch(value) or _NOT_PROSE_VALUE.fullmatch(value):
         return None
     if is_secret_name(value.replace("-", "_")):
         return None  # a key's name (``gitConfig("git-p4.password")``)
     ok = looks_like_value(value, strict=True) or made_as_password(value) or looks_random(value)
-    return match.span("secret") if ok else None
+    return found.span("secret") if ok else None
 
 
 def _net_use(match: re.Match[str]) -> Span | None:
@@ -1515,6 +1522,8 @@ def _assignment(match: re.Match[str]) -> Span | None:
         if is_secret_name(name):
             return block if looks_like_value(lines, words=True) else None
         return block if _not_named_secret(name, lines, 0) is not None else None
+    if group == "v" and value.endswith("(") and _CALLEE_NAME.fullmatch(value[:-1]):
+        return _wrapped(match.string, end, value[:-1]) if is_secret_name(name) else None
     if not is_secret_name(name):
         return _not_named_secret(name, value, start)
     if group == "v" and "passphrase" in name.lower() and not _TEMPLATE.fullmatch(value):
@@ -3307,18 +3316,6 @@ RULES: tuple[Rule, ...] = (
         _NAME_LITERALS,
         folded=True,
         span_of=_named_argument,
-        reach=LINES,
-    ),
-    Rule(
-        "wrapped_value",
-        _rx(
-            r"(?<![\w.-])['\"]?(?P<name>[A-Za-z_][\w.-]{1,80})['\"]?[ \t]*(?::=|[:=])[ \t]*"
-            r"(?P<callee>[A-Za-z_][\w.:]{0,60})\([ \t]*[bru]?(?P<q>['\"])"
-            r"(?P<secret>[^'\"\n]{4,200})(?P=q)[ \t]*(?:,[^()\n]{0,80})?\)"
-        ),
-        _NAME_LITERALS,
-        folded=True,
-        span_of=_wrapped_value,
         reach=LINES,
     ),
     Rule(
