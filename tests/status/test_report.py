@@ -7,6 +7,7 @@ import re
 import shlex
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.support.repos import Repo, fast_history, git
 
@@ -67,3 +68,13 @@ def test_status_says_when_there_is_no_digest_yet_and_how_to_fold(repo: Repo) -> 
     assert "gitvault fold" in first and "fold.merger builtin" in first
     assert repo.gv("fold", "--merger", "builtin").code == 0
     assert not [w for w in _warnings(repo) if "no digest yet" in w]
+
+
+def test_status_says_why_claude_codes_trust_is_unknown(repo_factory: Any) -> None:
+    """No ~/.claude.json (Claude Code never ran here): "trust unknown" says so and what will
+    happen, rather than nothing (a newcomer's run)."""
+    repo: Repo = repo_factory(install=False)
+    assert repo.gv("install", "--agent", "claude").code == 0
+    assert not (Path.home() / ".claude.json").exists()
+    out = " ".join(repo.gv("status").out.split())
+    assert "trust unknown (no ~/.claude.json yet: Claude Code asks at its first start" in out, out

@@ -217,7 +217,8 @@ class Claude(Adapter):
         data = read_lenient(home / ".claude.json")
         projects = data.get("projects") if isinstance(data, dict) else None
         if not isinstance(projects, dict):
-            return Trust(None, "")
+            # Claude Code has not run here yet: its first start asks to trust the folder
+            return Trust(None, "no ~/.claude.json yet: Claude Code asks at its first start here")
         if find_up(
             workdir,
             projects,
