@@ -36,6 +36,15 @@ def _leftovers() -> list[str]:
     return [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("gitvault-backfill-")]
 
 
+@pytest.fixture(autouse=True)
+def _private_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's own temporary folder: a backfill another test runs at the same time (the
+    suite runs on two workers) leaves its folder in the shared one while it runs."""
+    own = tmp_path / "tmp"
+    own.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
+
+
 def test_chunks_read_side_by_side_come_back_in_order_as_one_git_log_reports_them(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
