@@ -82,11 +82,11 @@ class HookCall:
         if self._config is None:
             from gitvault.vault import configcache
 
-            self._config = configcache.read(self.loc)
+            started = self._started.pop("config", None)  # (prefetch found no cache: no 2nd read)
+            self._config = configcache.read(self.loc) if started is None else None
             if self._config is None:
                 from gitvault.vault import gitcmd
 
-                started = self._started.pop("config", None)
                 self._config = (
                     gitcmd.parse_gitvault_config(started.result(check=False))
                     if started is not None

@@ -72,16 +72,15 @@ def backfill(
         of git again (a resumed backfill). Every branch: the current branch's commits first,
         under its name, then each other branch's own commits under the branch git reached
         them from (`--source`), so that no note is left without a branch."""
-        passes: list[tuple[list[str], str | None]] = [(args, label)]
+        passes: list[tuple[list[str], str | None, bool]] = [(args, label, False)]
         if all_branches:
             current = _current_branch(loc)
             head = (gitcmd.ref_exists(cwd, "HEAD^{commit}") or "") if current else ""
             rest = [*args, f"^{head}"] if head else args
             since_args = [f"--since={since}"] if since else []
-            passes = [([*since_args, head], current)] if head else []
-            passes.append((["--source", "--format=%H %S", *rest], None))
-        for listing, named in passes:
-            sourced = listing[0] == "--source"
+            passes = [([*since_args, head], current, False)] if head else []
+            passes.append((["--source", "--format=%H %S", *rest], None, True))
+        for listing, named, sourced in passes:
             command = ["log" if sourced else "rev-list", "--reverse", *listing, "--"]
             with gitcmd.stream_git(command, where) as out:
                 tail = b""
